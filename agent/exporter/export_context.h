@@ -1,0 +1,38 @@
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <prometheus/metric_family.h>
+
+#include "exporter/family_builder.h"
+#include "trainscope/pod.h"
+#include "trainscope/snapshot.h"
+
+namespace trainscope {
+
+// What every section of the exposition needs besides the snapshot.
+class ExportContext {
+ public:
+  ExportContext(const Snapshot& snapshot, std::string node);
+
+  const Snapshot& snapshot() const { return snapshot_; }
+  const std::string& node() const { return node_; }
+  // The pod with this UID, or nullptr when discovery no longer knows it.
+  const PodInfo* FindPod(const std::string& uid) const;
+  // namespace, pod, training_job, role, replica_index (empty values for
+  // unknown identity, so every pod series has the same label names).
+  LabelMap PodLabels(const PodInfo& pod) const;
+
+ private:
+  const Snapshot& snapshot_;
+  std::string node_;
+  std::unordered_map<std::string, const PodInfo*> by_uid_;
+};
+
+// One section of the exposition: appends its families for the snapshot.
+using FamilySection = void (*)(const ExportContext&,
+                               std::vector<prometheus::MetricFamily>&);
+
+}  // namespace trainscope

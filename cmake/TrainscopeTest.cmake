@@ -1,0 +1,24 @@
+# trainscope_test(NAME SOURCES a.cc b.cc LIBS lib... LABELS unit [privileged])
+# One GoogleTest executable whose cases ctest discovers one by one. Tests
+# labelled "privileged" touch the real kernel (cgroups, netns, BPF) and run
+# serially so they never race each other for the same kernel objects.
+include(GoogleTest)
+find_package(GTest REQUIRED)
+
+function(trainscope_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 120)
+  endif()
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock
+                                        GTest::gtest_main)
+  target_compile_definitions(
+    ${name} PRIVATE TRAINSCOPE_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+                    TRAINSCOPE_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  set(props LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT})
+  if("privileged" IN_LIST T_LABELS)
+    list(APPEND props RUN_SERIAL TRUE)
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${props})
+endfunction()

@@ -1,0 +1,119 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainscope/gpu_sample.h"
+#include "trainscope/pod.h"
+#include "trainscope/status.h"
+
+namespace trainscope {
+
+// Cumulative counters are kept as the kernel reports them; rates are the
+// reader's business. Every value is optional: a missing file leaves it empty
+// rather than zero, so an exporter never invents a 0.
+struct CpuSample {
+  std::optional<double> usage_seconds;
+  std::optional<uint64_t> periods;
+  std::optional<uint64_t> throttled_periods;
+  std::optional<double> throttled_seconds;
+  std::optional<double> limit_cores;  // empty when unlimited
+};
+
+struct MemorySample {
+  std::optional<uint64_t> usage_bytes;
+  std::optional<uint64_t> working_set_bytes;
+  std::optional<uint64_t> rss_bytes;
+  std::optional<uint64_t> limit_bytes;  // empty when unlimited
+  std::optional<uint64_t> oom_events;
+};
+
+struct IoSample {
+  std::optional<uint64_t> read_bytes;
+  std::optional<uint64_t> write_bytes;
+};
+
+// PSI totals of one resource, in seconds.
+struct PressureSample {
+  std::optional<double> some_seconds;
+  std::optional<double> full_seconds;
+};
+
+struct CgroupSample {
+  CpuSample cpu;
+  MemorySample memory;
+  IoSample io;
+  PressureSample cpu_pressure;
+  PressureSample memory_pressure;
+  PressureSample io_pressure;
+};
+
+struct ContainerSample {
+  std::string name;  // from the pod spec; the short runtime id when unknown
+  std::string id;
+  std::string cgroup_path;  // relative to the hierarchy root
+  CgroupSample cgroup;
+};
+
+struct NetDevCounters {
+  uint64_t receive_bytes = 0;
+  uint64_t receive_packets = 0;
+  uint64_t receive_errors = 0;
+  uint64_t receive_drops = 0;
+  uint64_t transmit_bytes = 0;
+  uint64_t transmit_packets = 0;
+  uint64_t transmit_errors = 0;
+  uint64_t transmit_drops = 0;
+};
+
+struct PodSample {
+  std::string uid;
+  std::string cgroup_path;  // pod cgroup, relative to the hierarchy root
+  CgroupSample cgroup;
+  std::vector<ContainerSample> containers;
+  // Host PIDs in the pod's cgroups (a bounded few; for procnet and GPU).
+  std::vector<int> pids;
+  bool host_network = false;
+  // Sum over the pod's interfaces except lo; empty for hostNetwork pods.
+  std::optional<NetDevCounters> network;
+};
+
+struct NicSample {
+  std::string device;
+  NetDevCounters counters;
+  std::optional<double> speed_bytes_per_second;
+};
+
+struct NodeSample {
+  std::optional<double> cpu_seconds_total;  // all modes but idle and iowait
+  std::optional<double> cpu_idle_seconds_total;
+  std::optional<unsigned> cpu_count;
+  std::optional<uint64_t> memory_total_bytes;
+  std::optional<uint64_t> memory_available_bytes;
+  std::vector<NicSample> nics;
+};
+
+struct CollectorRun {
+  std::string name;
+  CollectStatus status = CollectStatus::Ok();
+  double duration_seconds = 0;
+};
+
+// Everything one sampling cycle produced. Immutable once published.
+struct Snapshot {
+  std::chrono::system_clock::time_point taken_at;
+  uint64_t sequence = 0;
+  std::shared_ptr<const PodList> pods;
+  std::map<std::string, PodSample> pod_samples;  // by pod UID
+  NodeSample node;
+  std::vector<GpuDeviceSample> gpus;
+  std::vector<GpuPodUsage> gpu_pods;
+  std::vector<CollectorRun> collectors;
+};
+
+}  // namespace trainscope
