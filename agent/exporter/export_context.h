@@ -1,10 +1,10 @@
 #pragma once
 
+#include <prometheus/metric_family.h>
+
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <prometheus/metric_family.h>
 
 #include "exporter/family_builder.h"
 #include "trainscope/pod.h"

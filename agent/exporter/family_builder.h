@@ -17,7 +17,8 @@ using LabelMap = std::map<std::string, std::string>;
 // way), so series of pods that are gone simply are not built again.
 class FamilyBuilder {
  public:
-  FamilyBuilder(std::string name, std::string help, prometheus::MetricType type);
+  FamilyBuilder(std::string name, std::string help,
+                prometheus::MetricType type);
 
   // Counter or gauge value; an empty optional adds nothing (a value we could
   // not read is absent, never a made-up 0).

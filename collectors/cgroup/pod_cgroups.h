@@ -26,13 +26,14 @@ CgroupHierarchies DetectHierarchies(const std::filesystem::path& cgroup_root);
 struct ContainerCgroup {
   std::string id;       // runtime id (64 hex for containerd/CRI-O/docker)
   std::string runtime;  // "containerd", "cri-o", "docker", "" (cgroupfs leaf)
-  std::string relative_path;  // relative to the hierarchy root
+  // Relative to the hierarchy root, no leading '/': root / relative_path.
+  std::string relative_path;
 };
 
 struct PodCgroup {
-  std::string uid;  // with dashes, as the API server spells it
-  std::string qos;  // "guaranteed", "burstable", "besteffort"
-  std::string relative_path;
+  std::string uid;            // with dashes, as the API server spells it
+  std::string qos;            // "guaranteed", "burstable", "besteffort"
+  std::string relative_path;  // as ContainerCgroup::relative_path
   std::vector<ContainerCgroup> containers;
 };
 

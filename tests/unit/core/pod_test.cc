@@ -10,10 +10,14 @@ TEST(RoleTest, ParsesKubeflowReplicaTypesCaseInsensitively) {
     const char* text;
     std::optional<Role> want;
   } cases[] = {
-      {"ps", Role::kPs},          {"PS", Role::kPs},
-      {"Worker", Role::kWorker},  {"chief", Role::kChief},
-      {"Master", Role::kMaster},  {"evaluator", Role::kEvaluator},
-      {"parameter_server", Role::kPs}, {"launcher", std::nullopt},
+      {"ps", Role::kPs},
+      {"PS", Role::kPs},
+      {"Worker", Role::kWorker},
+      {"chief", Role::kChief},
+      {"Master", Role::kMaster},
+      {"evaluator", Role::kEvaluator},
+      {"parameter_server", Role::kPs},
+      {"launcher", std::nullopt},
       {"", std::nullopt},
   };
   for (const auto& c : cases) {

@@ -1,0 +1,120 @@
+#include "agent.h"
+
+#include <spdlog/spdlog.h>
+
+#include "api_views.h"
+#include "collector_registry.h"
+#include "discovery/pod_source_factory.h"
+#include "exporter/node_families.h"
+#include "exporter/pod_families.h"
+
+namespace trainscope {
+namespace {
+
+std::vector<FamilySection> ExportSections() {
+  return {AppendPodFamilies, AppendNodeFamilies, AppendCollectorFamilies};
+}
+
+}  // namespace
+
+Agent::Agent(AgentConfig config)
+    : config_(std::move(config)),
+      history_(static_cast<size_t>(config_.history_size)) {}
+
+Agent::~Agent() { Stop(); }
+
+Status Agent::Start() {
+  DiscoveryConfig discovery;
+  discovery.mode = config_.discovery_mode;
+  discovery.node_name = config_.node_name;
+  discovery.pod_file = config_.pod_file;
+  discovery.kube_api = config_.kube_api;
+  discovery.kube_token_file = config_.kube_token_file;
+  discovery.kube_ca_file = config_.kube_ca_file;
+  if (!config_.role_labels.empty()) {
+    Status parsed =
+        ParseLabelSchemes(config_.role_labels, &discovery.label_schemes);
+    if (!parsed.ok())
+      return Status::Error("--role-labels: " + parsed.message());
+  }
+
+  http_ = std::make_unique<HttpServer>(HttpHandlers{
+      .metrics = [this] { return exporter_->Render(); },
+      .ready = [this](std::string* why) { return Ready(why); },
+      .pods_json =
+          [this] {
+            auto latest = history_.Latest();
+            return PodsView(*pods_.Get(), latest.get()).dump();
+          },
+      .report = [this](const std::string& format) { return Report(format); },
+  });
+  // Bind before starting anything else: a taken port is the most common
+  // start-up error and must not leave threads behind.
+  if (Status bound = http_->Bind(config_.listen_host, config_.listen_port);
+      !bound.ok()) {
+    http_.reset();
+    return bound;
+  }
+
+  Status made = Status::Ok();
+  discovery_ = MakePodSource(discovery, config_.host, pods_, &made);
+  if (!discovery_) return Status::Error("discovery: " + made.message());
+  if (Status started = discovery_->Start(); !started.ok()) {
+    discovery_.reset();
+    http_.reset();
+    return Status::Error(std::string("discovery ") + config_.discovery_mode +
+                         ": " + started.message());
+  }
+
+  sampler_ = std::make_unique<Sampler>(
+      MakeCollectors(config_), config_.host, pods_, history_,
+      std::chrono::milliseconds(
+          static_cast<int64_t>(config_.interval_seconds * 1000)));
+  exporter_ = std::make_unique<Exporter>(
+      history_, config_.node_name, ExportSections(),
+      SelfStats{
+          .discovery_mode = config_.discovery_mode,
+          .discovery = [this] { return discovery_->stats(); },
+          .sampler_cpu_seconds =
+              [this] { return sampler_->cycle_cpu_seconds_total(); },
+          .sampler_cycles = [this] { return sampler_->cycles_total(); },
+      });
+  sampler_->Start();
+  http_->Start();
+  spdlog::info(
+      "[agent] node {} listening on {}:{}, sampling every {}s, discovery {}",
+      config_.node_name, config_.listen_host, http_->port(),
+      config_.interval_seconds, config_.discovery_mode);
+  return Status::Ok();
+}
+
+void Agent::Stop() {
+  // The server goes first so no scrape reads a half-stopped agent.
+  if (http_) http_->Stop();
+  if (sampler_) sampler_->Stop();
+  if (discovery_) discovery_->Stop();
+}
+
+bool Agent::Ready(std::string* why) const {
+  if (!history_.Latest()) {
+    *why = "no sample taken yet";
+    return false;
+  }
+  if (!discovery_ || !discovery_->stats().ready) {
+    *why = "pod discovery (" + config_.discovery_mode + ") has not listed pods";
+    return false;
+  }
+  return true;
+}
+
+HttpResponse Agent::Report(const std::string& format) const {
+  nlohmann::json report =
+      ReportView(config_.node_name, *pods_.Get(), nlohmann::json::array(),
+                 std::chrono::system_clock::now());
+  if (format == "text") {
+    return {200, "text/plain; charset=utf-8", ReportText(report)};
+  }
+  return {200, "application/json", report.dump()};
+}
+
+}  // namespace trainscope

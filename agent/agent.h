@@ -1,0 +1,42 @@
+#pragma once
+
+#include <memory>
+
+#include "config.h"
+#include "discovery/pod_source.h"
+#include "exporter/exporter.h"
+#include "history.h"
+#include "http_server.h"
+#include "sampler.h"
+#include "trainscope/pod.h"
+
+namespace trainscope {
+
+// Wires discovery, sampling, export and the HTTP server together, and owns
+// their lifetimes: Stop() (or the destructor) shuts everything down in the
+// reverse order of Start().
+class Agent {
+ public:
+  explicit Agent(AgentConfig config);
+  ~Agent();
+
+  // Binds the port, starts discovery, the sampler and the server. Any error
+  // is returned with context and leaves nothing running.
+  Status Start();
+  void Stop();
+  int http_port() const { return http_ ? http_->port() : 0; }
+
+ private:
+  bool Ready(std::string* why) const;
+  HttpResponse Report(const std::string& format) const;
+
+  AgentConfig config_;
+  PodTable pods_;
+  History history_;
+  std::unique_ptr<PodSource> discovery_;
+  std::unique_ptr<Sampler> sampler_;
+  std::unique_ptr<Exporter> exporter_;
+  std::unique_ptr<HttpServer> http_;
+};
+
+}  // namespace trainscope

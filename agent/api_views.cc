@@ -1,0 +1,137 @@
+#include "api_views.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+namespace trainscope {
+
+std::string Rfc3339(std::chrono::system_clock::time_point t) {
+  std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  ::gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+nlohmann::json PodsView(const PodList& pods, const Snapshot* latest) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& pod : pods) {
+    const PodSample* sample = nullptr;
+    if (latest) {
+      auto it = latest->pod_samples.find(pod.uid);
+      if (it != latest->pod_samples.end()) sample = &it->second;
+    }
+    nlohmann::json containers = nlohmann::json::array();
+    for (const auto& c : pod.containers) {
+      nlohmann::json entry = {{"name", c.name},
+                              {"id", c.id},
+                              {"runtime", c.runtime},
+                              {"cgroup_path", nullptr}};
+      if (sample) {
+        for (const auto& cs : sample->containers) {
+          if (cs.id == c.id) entry["cgroup_path"] = cs.cgroup_path;
+        }
+      }
+      containers.push_back(std::move(entry));
+    }
+    items.push_back({
+        {"namespace", pod.namespace_name},
+        {"name", pod.name},
+        {"uid", pod.uid},
+        {"node", pod.node},
+        {"phase", pod.phase},
+        {"training_job", pod.training_job},
+        {"role", RoleName(pod.role)},
+        {"replica_index", pod.replica_index >= 0
+                              ? nlohmann::json(pod.replica_index)
+                              : nlohmann::json(nullptr)},
+        {"pod_ip", pod.pod_ip},
+        {"pod_ips", pod.pod_ips},
+        {"host_network", pod.host_network || (sample && sample->host_network)},
+        {"cgroup_path", sample ? nlohmann::json(sample->cgroup_path)
+                               : nlohmann::json(nullptr)},
+        {"containers", std::move(containers)},
+    });
+  }
+  return {{"pods", std::move(items)}};
+}
+
+nlohmann::json ReportView(const std::string& node, const PodList& pods,
+                          const nlohmann::json& diagnoses,
+                          std::chrono::system_clock::time_point now) {
+  // (namespace, job) -> role lists, in a stable order.
+  std::map<std::pair<std::string, std::string>,
+           std::pair<std::vector<std::string>, std::vector<std::string>>>
+      jobs;
+  for (const auto& pod : pods) {
+    if (pod.training_job.empty()) continue;
+    auto& [ps, workers] = jobs[{pod.namespace_name, pod.training_job}];
+    if (pod.role == Role::kPs) ps.push_back(pod.name);
+    if (pod.role == Role::kWorker || pod.role == Role::kChief ||
+        pod.role == Role::kMaster) {
+      workers.push_back(pod.name);
+    }
+  }
+  nlohmann::json job_list = nlohmann::json::array();
+  for (auto& [key, roles] : jobs) {
+    std::sort(roles.first.begin(), roles.first.end());
+    std::sort(roles.second.begin(), roles.second.end());
+    job_list.push_back({{"namespace", key.first},
+                        {"training_job", key.second},
+                        {"ps", roles.first},
+                        {"workers", roles.second},
+                        {"ps_traffic_share", nlohmann::json::object()}});
+  }
+  return {
+      {"generated_at", Rfc3339(now)},
+      {"node", node},
+      {"diagnoses", diagnoses.is_array() ? diagnoses : nlohmann::json::array()},
+      {"jobs", std::move(job_list)}};
+}
+
+std::string ReportText(const nlohmann::json& report) {
+  std::ostringstream out;
+  out << "Trainscope report for node " << report.value("node", "?") << " at "
+      << report.value("generated_at", "?") << "\n\n";
+  const auto& diagnoses = report["diagnoses"];
+  if (diagnoses.empty()) {
+    out << "No active diagnoses.\n";
+  } else {
+    out << "SEVERITY  KIND                            POD                    "
+           "       SINCE                 SUMMARY\n";
+    for (const auto& d : diagnoses) {
+      char line[512];
+      std::snprintf(
+          line, sizeof line, "%-9s %-31s %-29s %-21s %s\n",
+          d.value("severity", "").c_str(), d.value("kind", "").c_str(),
+          (d.value("namespace", "") + "/" + d.value("pod", "")).c_str(),
+          d.value("since", "").c_str(), d.value("summary", "").c_str());
+      out << line;
+      for (const auto& r :
+           d.value("recommendations", nlohmann::json::array())) {
+        out << "          -> " << r.get<std::string>() << "\n";
+      }
+    }
+  }
+  out << "\nJobs on this node:\n";
+  if (report["jobs"].empty()) out << "  (no training pods recognised)\n";
+  for (const auto& job : report["jobs"]) {
+    out << "  " << job.value("namespace", "") << "/"
+        << job.value("training_job", "") << ": " << job["ps"].size() << " PS, "
+        << job["workers"].size() << " workers\n";
+    for (const auto& [pod, share] : job["ps_traffic_share"].items()) {
+      char line[256];
+      std::snprintf(line, sizeof line, "    %-30s PS traffic share %5.1f%%\n",
+                    pod.c_str(), share.get<double>() * 100);
+      out << line;
+    }
+  }
+  return out.str();
+}
+
+}  // namespace trainscope

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "trainscope/pod.h"
+#include "trainscope/snapshot.h"
+
+namespace trainscope {
+
+// RFC 3339 in UTC with second precision ("2026-11-21T21:05:00Z").
+std::string Rfc3339(std::chrono::system_clock::time_point t);
+
+// GET /api/v1/pods: the discovered pods with identity, IPs and the cgroups
+// the latest sample found for them (null when not found yet).
+nlohmann::json PodsView(const PodList& pods, const Snapshot* latest);
+
+// GET /api/v1/report as DESIGN.md specifies it. Diagnoses come from the
+// diagnosis engine; until it runs, the list is empty but the jobs summary
+// (which pods are PS and workers) is already useful.
+nlohmann::json ReportView(const std::string& node, const PodList& pods,
+                          const nlohmann::json& diagnoses,
+                          std::chrono::system_clock::time_point now);
+
+// The report as a table a person reads in a terminal.
+std::string ReportText(const nlohmann::json& report);
+
+}  // namespace trainscope

@@ -1,0 +1,157 @@
+#include "config.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "version.h"
+
+namespace trainscope {
+namespace {
+
+std::string DefaultNodeName() {
+  if (const char* env = std::getenv("NODE_NAME"); env && *env) return env;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) return host;
+  return "unknown";
+}
+
+// A host root must be a directory we can list, or nothing would be read.
+std::string CheckHostDir(const char* flag, const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return std::string(flag) + " " + dir.string() + ": not a directory";
+  }
+  if (::access(dir.c_str(), R_OK | X_OK) != 0) {
+    return std::string(flag) + " " + dir.string() + ": not readable";
+  }
+  return {};
+}
+
+}  // namespace
+
+bool SplitListenAddress(const std::string& listen, std::string* host,
+                        int* port) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return false;
+  std::string h = listen.substr(0, colon);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
+    h = h.substr(1, h.size() - 2);
+  }
+  const char* first = listen.data() + colon + 1;
+  const char* last = listen.data() + listen.size();
+  int p = 0;
+  auto [ptr, ec] = std::from_chars(first, last, p);
+  if (ec != std::errc() || ptr != last || p < 0 || p > 65535) return false;
+  *host = h.empty() ? "0.0.0.0" : h;
+  *port = p;
+  return true;
+}
+
+std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
+    int argc, const char* const* argv) {
+  AgentConfig cfg;
+  CLI::App app{
+      "trainscope-agent: per-node monitoring of distributed training pods.\n"
+      "Every flag can also be set with the environment variable shown."};
+  app.set_version_flag("--version", std::string(kVersion));
+  auto* listen =
+      app.add_option("--listen", cfg.listen, "HTTP listen address ADDR:PORT")
+          ->envname("TRAINSCOPE_LISTEN")
+          ->capture_default_str();
+  app.add_option("--interval", cfg.interval_seconds,
+                 "Sampling interval in seconds (fractions allowed)")
+      ->envname("TRAINSCOPE_INTERVAL")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--node-name", cfg.node_name,
+                 "Node this agent runs on (default: $NODE_NAME, else the "
+                 "hostname)")
+      ->envname("TRAINSCOPE_NODE_NAME");
+  app.add_option("--discovery", cfg.discovery_mode,
+                 "Pod discovery: apiserver (list/watch the Kubernetes API), "
+                 "file (a PodList JSON file), cgroup (kubelet cgroups only)")
+      ->envname("TRAINSCOPE_DISCOVERY")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"apiserver", "file", "cgroup"}));
+  app.add_option("--pod-file", cfg.pod_file,
+                 "PodList JSON file for --discovery file (re-read on change)")
+      ->envname("TRAINSCOPE_POD_FILE");
+  app.add_option("--kube-api", cfg.kube_api,
+                 "Kubernetes API URL (default in a cluster: "
+                 "https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)")
+      ->envname("TRAINSCOPE_KUBE_API");
+  app.add_option("--kube-token-file", cfg.kube_token_file,
+                 "Bearer token file for --kube-api (default in a cluster: the "
+                 "service-account token)")
+      ->envname("TRAINSCOPE_KUBE_TOKEN_FILE");
+  app.add_option("--kube-ca-file", cfg.kube_ca_file,
+                 "CA bundle to verify an https --kube-api (default in a "
+                 "cluster: the service-account ca.crt)")
+      ->envname("TRAINSCOPE_KUBE_CA_FILE");
+  app.add_option("--role-labels", cfg.role_labels,
+                 "Label keys that name a pod's training job, role and index, "
+                 "as 'job_key,role_key,index_key;...' tried in order (default: "
+                 "Kubeflow, tf-operator, then name/job/task)")
+      ->envname("TRAINSCOPE_ROLE_LABELS");
+  std::string host_proc = cfg.host.proc, host_sys = cfg.host.sys,
+              cgroup_root = cfg.host.cgroup_root;
+  app.add_option("--host-proc", host_proc, "Host /proc mount")
+      ->envname("TRAINSCOPE_HOST_PROC")
+      ->capture_default_str();
+  app.add_option("--host-sys", host_sys, "Host /sys mount")
+      ->envname("TRAINSCOPE_HOST_SYS")
+      ->capture_default_str();
+  app.add_option("--cgroup-root", cgroup_root, "Host cgroup file system root")
+      ->envname("TRAINSCOPE_CGROUP_ROOT")
+      ->capture_default_str();
+  app.add_option("--nvml-library", cfg.nvml_library,
+                 "NVML library to dlopen for GPU metrics")
+      ->envname("TRAINSCOPE_NVML_LIBRARY")
+      ->capture_default_str();
+  app.add_option("--history", cfg.history_size,
+                 "Snapshots kept in memory for the diagnosis window")
+      ->envname("TRAINSCOPE_HISTORY")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 100000));
+  app.add_option("--log-level", cfg.log_level,
+                 "trace, debug, info, warn, error or off")
+      ->envname("TRAINSCOPE_LOG_LEVEL")
+      ->capture_default_str()
+      ->check(CLI::IsMember(
+          {"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return ExitRequest{app.exit(e)};
+  }
+
+  auto fail = [](const std::string& message) {
+    std::cerr << "trainscope-agent: " << message << "\n";
+    return ExitRequest{2};
+  };
+  if (!SplitListenAddress(cfg.listen, &cfg.listen_host, &cfg.listen_port)) {
+    return fail("--listen " + cfg.listen +
+                ": expected ADDR:PORT with a port from 0 to 65535");
+  }
+  (void)listen;
+  if (cfg.node_name.empty()) cfg.node_name = DefaultNodeName();
+  cfg.host.proc = host_proc;
+  cfg.host.sys = host_sys;
+  cfg.host.cgroup_root = cgroup_root;
+  for (auto [flag, dir] : {std::pair{"--host-proc", cfg.host.proc},
+                           {"--host-sys", cfg.host.sys},
+                           {"--cgroup-root", cfg.host.cgroup_root}}) {
+    if (auto err = CheckHostDir(flag, dir); !err.empty()) return fail(err);
+  }
+  if (cfg.discovery_mode == "file" && cfg.pod_file.empty()) {
+    return fail("--discovery file needs --pod-file PATH");
+  }
+  return cfg;
+}
+
+}  // namespace trainscope

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <string>
+#include <variant>
+
+#include "trainscope/host_paths.h"
+
+namespace trainscope {
+
+struct AgentConfig {
+  std::string listen = "0.0.0.0:9476";
+  std::string listen_host = "0.0.0.0";
+  int listen_port = 9476;
+  double interval_seconds = 5;
+  std::string node_name;
+  HostPaths host;
+  std::string discovery_mode = "apiserver";
+  std::string pod_file;
+  std::string kube_api;
+  std::string kube_token_file;
+  std::string kube_ca_file;
+  std::string role_labels;  // "job_key,role_key,index_key;..."; "" = default
+  std::string nvml_library = "libnvidia-ml.so.1";
+  std::string log_level = "info";
+  int history_size = 120;
+};
+
+// Exit code for the caller when parsing ends the program (--help, --version
+// or an error already printed to stderr).
+struct ExitRequest {
+  int code;
+};
+
+// Parses flags; every flag also reads TRAINSCOPE_<NAME> from the
+// environment (flag wins). Validates values and host paths.
+std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
+    int argc, const char* const* argv);
+
+// "host:port", "[::1]:port" or ":port"; false when malformed.
+bool SplitListenAddress(const std::string& listen, std::string* host,
+                        int* port);
+
+}  // namespace trainscope

@@ -1,0 +1,147 @@
+#include "exporter/exporter.h"
+
+#include <prometheus/text_serializer.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <sstream>
+
+#include "trainscope/file_util.h"
+#include "version.h"
+
+namespace trainscope {
+namespace {
+
+using prometheus::MetricType;
+
+// utime + stime and RSS of this process, from /proc/self/stat. The agent's
+// own cost is the first thing an SRE checks, so it is always exported.
+struct ProcessUsage {
+  std::optional<double> cpu_seconds;
+  std::optional<double> resident_bytes;
+};
+
+ProcessUsage ReadSelfUsage() {
+  ProcessUsage usage;
+  auto stat = ReadSmallFile("/proc/self/stat");
+  if (!stat) return usage;
+  // Fields after the ")" that closes the command name; utime is field 14,
+  // stime 15 and rss 24 (1-based over the whole line).
+  size_t close = stat->rfind(')');
+  if (close == std::string::npos) return usage;
+  std::istringstream in(stat->substr(close + 2));
+  std::string field;
+  double utime = 0, stime = 0, rss_pages = 0;
+  for (int i = 3; i <= 24 && in >> field; ++i) {
+    if (i == 14) utime = std::strtod(field.c_str(), nullptr);
+    if (i == 15) stime = std::strtod(field.c_str(), nullptr);
+    if (i == 24) rss_pages = std::strtod(field.c_str(), nullptr);
+  }
+  usage.cpu_seconds =
+      (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  usage.resident_bytes =
+      rss_pages * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  return usage;
+}
+
+}  // namespace
+
+Exporter::Exporter(const History& history, std::string node,
+                   std::vector<FamilySection> sections, SelfStats self)
+    : history_(history),
+      node_(std::move(node)),
+      sections_(std::move(sections)),
+      self_(std::move(self)),
+      registry_(std::make_shared<prometheus::Registry>()) {
+  scrapes_total_ = &prometheus::BuildCounter()
+                        .Name("trainscope_scrapes_total")
+                        .Help("Renders of /metrics served by this agent.")
+                        .Register(*registry_)
+                        .Add({});
+}
+
+std::vector<prometheus::MetricFamily> Exporter::Collect() const {
+  std::vector<prometheus::MetricFamily> families;
+  if (auto snapshot = history_.Latest()) {
+    ExportContext ctx(*snapshot, node_);
+    for (FamilySection section : sections_) section(ctx, families);
+  }
+  AppendSelfFamilies(families);
+  for (auto& family : registry_->Collect())
+    families.push_back(std::move(family));
+  return families;
+}
+
+std::string Exporter::Render() {
+  auto start = std::chrono::steady_clock::now();
+  scrapes_total_->Increment();
+  std::string text = prometheus::TextSerializer().Serialize(Collect());
+  last_render_seconds_ =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return text;
+}
+
+void Exporter::AppendSelfFamilies(
+    std::vector<prometheus::MetricFamily>& out) const {
+  FamilyBuilder("trainscope_build_info",
+                "1, labelled with the agent's version and source revision.",
+                MetricType::Gauge)
+      .Add({{"version", kVersion}, {"revision", kRevision}}, 1.0)
+      .MoveInto(out);
+  if (self_.discovery) {
+    DiscoveryStats stats = self_.discovery();
+    LabelMap labels = {{"mode", self_.discovery_mode}};
+    FamilyBuilder("trainscope_discovery_ready",
+                  "1 once pod discovery has listed this node's pods.",
+                  MetricType::Gauge)
+        .Add(labels, stats.ready ? 1.0 : 0.0)
+        .MoveInto(out);
+    FamilyBuilder("trainscope_discovery_errors_total",
+                  "Failed pod discovery attempts (API errors, bad JSON, "
+                  "unreadable pod file). Last known pods are kept meanwhile.",
+                  MetricType::Counter)
+        .Add(labels, static_cast<double>(stats.errors_total))
+        .MoveInto(out);
+    FamilyBuilder("trainscope_discovery_last_success_timestamp_seconds",
+                  "Unix time of the last successful pod list or update.",
+                  MetricType::Gauge)
+        .Add(labels,
+             stats.last_success_unix_seconds > 0
+                 ? std::optional<double>(stats.last_success_unix_seconds)
+                 : std::nullopt)
+        .MoveInto(out);
+  }
+  if (self_.sampler_cycles) {
+    FamilyBuilder("trainscope_sampler_cycles_total",
+                  "Sampling cycles completed.", MetricType::Counter)
+        .Add({}, static_cast<double>(self_.sampler_cycles()))
+        .MoveInto(out);
+  }
+  if (self_.sampler_cpu_seconds) {
+    FamilyBuilder("trainscope_sampler_cpu_seconds_total",
+                  "CPU time spent in sampling cycles, in seconds.",
+                  MetricType::Counter)
+        .Add({}, self_.sampler_cpu_seconds())
+        .MoveInto(out);
+  }
+  FamilyBuilder("trainscope_render_duration_seconds",
+                "Wall time of the previous /metrics render, in seconds.",
+                MetricType::Gauge)
+      .Add({}, last_render_seconds_.load())
+      .MoveInto(out);
+  ProcessUsage usage = ReadSelfUsage();
+  FamilyBuilder("process_cpu_seconds_total",
+                "User and system CPU time of the agent process, in seconds.",
+                MetricType::Counter)
+      .Add({}, usage.cpu_seconds)
+      .MoveInto(out);
+  FamilyBuilder("process_resident_memory_bytes",
+                "Resident memory of the agent process, in bytes.",
+                MetricType::Gauge)
+      .Add({}, usage.resident_bytes)
+      .MoveInto(out);
+}
+
+}  // namespace trainscope

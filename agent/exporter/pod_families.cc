@@ -1,0 +1,197 @@
+#include "exporter/pod_families.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace trainscope {
+namespace {
+
+using prometheus::MetricType;
+
+std::optional<double> AsDouble(const std::optional<uint64_t>& v) {
+  if (!v) return std::nullopt;
+  return static_cast<double>(*v);
+}
+
+struct CgroupSeries {
+  LabelMap labels;
+  const CgroupSample* sample;
+};
+
+// One metric of a cgroup sample: its name suffix, type, help and getter.
+struct CgroupMetric {
+  const char* suffix;
+  MetricType type;
+  const char* help;
+  std::function<std::optional<double>(const CgroupSample&)> get;
+};
+
+const std::vector<CgroupMetric>& CgroupMetrics() {
+  static const std::vector<CgroupMetric> metrics = {
+      {"cpu_usage_seconds_total", MetricType::Counter,
+       "CPU time consumed, in seconds.",
+       [](const CgroupSample& s) { return s.cpu.usage_seconds; }},
+      {"cpu_periods_total", MetricType::Counter,
+       "CFS enforcement periods elapsed.",
+       [](const CgroupSample& s) { return AsDouble(s.cpu.periods); }},
+      {"cpu_throttled_periods_total", MetricType::Counter,
+       "CFS periods in which the cgroup was throttled.",
+       [](const CgroupSample& s) { return AsDouble(s.cpu.throttled_periods); }},
+      {"cpu_throttled_seconds_total", MetricType::Counter,
+       "Time the cgroup was throttled by its CPU limit, in seconds.",
+       [](const CgroupSample& s) { return s.cpu.throttled_seconds; }},
+      {"cpu_limit_cores", MetricType::Gauge,
+       "CPU limit (CFS quota / period) in cores; absent when unlimited.",
+       [](const CgroupSample& s) { return s.cpu.limit_cores; }},
+      {"memory_usage_bytes", MetricType::Gauge,
+       "Memory charged to the cgroup, page cache included, in bytes.",
+       [](const CgroupSample& s) { return AsDouble(s.memory.usage_bytes); }},
+      {"memory_working_set_bytes", MetricType::Gauge,
+       "Memory usage minus inactive file cache (what the OOM killer and the "
+       "kubelet look at), in bytes.",
+       [](const CgroupSample& s) {
+         return AsDouble(s.memory.working_set_bytes);
+       }},
+      {"memory_rss_bytes", MetricType::Gauge,
+       "Anonymous memory (RSS), in bytes.",
+       [](const CgroupSample& s) { return AsDouble(s.memory.rss_bytes); }},
+      {"memory_limit_bytes", MetricType::Gauge,
+       "Memory limit in bytes; absent when unlimited.",
+       [](const CgroupSample& s) { return AsDouble(s.memory.limit_bytes); }},
+      {"oom_events_total", MetricType::Counter,
+       "Processes killed by the OOM killer inside the cgroup.",
+       [](const CgroupSample& s) { return AsDouble(s.memory.oom_events); }},
+      {"io_read_bytes_total", MetricType::Counter,
+       "Bytes read from block devices.",
+       [](const CgroupSample& s) { return AsDouble(s.io.read_bytes); }},
+      {"io_write_bytes_total", MetricType::Counter,
+       "Bytes written to block devices.",
+       [](const CgroupSample& s) { return AsDouble(s.io.write_bytes); }},
+  };
+  return metrics;
+}
+
+void AppendCgroupFamilies(const std::string& prefix, const char* scope,
+                          const std::vector<CgroupSeries>& series,
+                          std::vector<prometheus::MetricFamily>& out) {
+  for (const auto& metric : CgroupMetrics()) {
+    FamilyBuilder family(prefix + metric.suffix,
+                         std::string(metric.help) + " Per " + scope + ".",
+                         metric.type);
+    for (const auto& s : series) family.Add(s.labels, metric.get(*s.sample));
+    family.MoveInto(out);
+  }
+  // PSI, named as cAdvisor does: "waiting" is PSI some, "stalled" PSI full.
+  FamilyBuilder waiting(prefix + "pressure_waiting_seconds_total",
+                        "Time at least one task waited for the resource "
+                        "(PSI some), in seconds. Per " +
+                            std::string(scope) + ".",
+                        MetricType::Counter);
+  FamilyBuilder stalled(prefix + "pressure_stalled_seconds_total",
+                        "Time all non-idle tasks stalled on the resource "
+                        "(PSI full), in seconds. Per " +
+                            std::string(scope) + ".",
+                        MetricType::Counter);
+  for (const auto& s : series) {
+    const std::pair<const char*, const PressureSample*> resources[] = {
+        {"cpu", &s.sample->cpu_pressure},
+        {"memory", &s.sample->memory_pressure},
+        {"io", &s.sample->io_pressure}};
+    for (const auto& [resource, psi] : resources) {
+      auto labels = WithLabels(s.labels, {{"resource", resource}});
+      waiting.Add(labels, psi->some_seconds);
+      stalled.Add(labels, psi->full_seconds);
+    }
+  }
+  waiting.MoveInto(out);
+  stalled.MoveInto(out);
+}
+
+struct NetMetric {
+  const char* name;
+  const char* help;
+  uint64_t NetDevCounters::*field;
+};
+
+void AppendNetworkFamilies(
+    const std::vector<std::pair<LabelMap, const NetDevCounters*>>& pods,
+    std::vector<prometheus::MetricFamily>& out) {
+  static const NetMetric metrics[] = {
+      {"trainscope_pod_network_receive_bytes_total",
+       "Bytes received on the pod's interfaces (lo excluded).",
+       &NetDevCounters::receive_bytes},
+      {"trainscope_pod_network_transmit_bytes_total",
+       "Bytes sent on the pod's interfaces (lo excluded).",
+       &NetDevCounters::transmit_bytes},
+      {"trainscope_pod_network_receive_packets_total",
+       "Packets received on the pod's interfaces (lo excluded).",
+       &NetDevCounters::receive_packets},
+      {"trainscope_pod_network_transmit_packets_total",
+       "Packets sent on the pod's interfaces (lo excluded).",
+       &NetDevCounters::transmit_packets},
+      {"trainscope_pod_network_receive_drops_total",
+       "Received packets dropped on the pod's interfaces.",
+       &NetDevCounters::receive_drops},
+      {"trainscope_pod_network_transmit_drops_total",
+       "Outgoing packets dropped on the pod's interfaces.",
+       &NetDevCounters::transmit_drops},
+      {"trainscope_pod_network_receive_errors_total",
+       "Receive errors on the pod's interfaces.",
+       &NetDevCounters::receive_errors},
+      {"trainscope_pod_network_transmit_errors_total",
+       "Transmit errors on the pod's interfaces.",
+       &NetDevCounters::transmit_errors},
+  };
+  for (const auto& metric : metrics) {
+    FamilyBuilder family(metric.name, metric.help, MetricType::Counter);
+    for (const auto& [labels, counters] : pods) {
+      family.Add(labels, static_cast<double>(counters->*metric.field));
+    }
+    family.MoveInto(out);
+  }
+}
+
+}  // namespace
+
+void AppendPodFamilies(const ExportContext& ctx,
+                       std::vector<prometheus::MetricFamily>& out) {
+  const Snapshot& snapshot = ctx.snapshot();
+  FamilyBuilder info("trainscope_pod_info",
+                     "1 for every pod the agent knows, with its identity.",
+                     MetricType::Gauge);
+  if (snapshot.pods) {
+    for (const auto& pod : *snapshot.pods) {
+      auto labels =
+          WithLabels(ctx.PodLabels(pod),
+                     {{"node", pod.node.empty() ? ctx.node() : pod.node},
+                      {"pod_ip", pod.pod_ip},
+                      {"uid", pod.uid},
+                      {"host_network", pod.host_network ? "true" : "false"}});
+      info.Add(labels, 1.0);
+    }
+  }
+  info.MoveInto(out);
+
+  std::vector<CgroupSeries> pod_series, container_series;
+  std::vector<std::pair<LabelMap, const NetDevCounters*>> network;
+  for (const auto& [uid, sample] : snapshot.pod_samples) {
+    const PodInfo* pod = ctx.FindPod(uid);
+    if (!pod) continue;  // gone since the sample: its series go with it
+    LabelMap labels = ctx.PodLabels(*pod);
+    pod_series.push_back({labels, &sample.cgroup});
+    for (const auto& container : sample.containers) {
+      container_series.push_back(
+          {WithLabels(labels, {{"container", container.name}}),
+           &container.cgroup});
+    }
+    if (sample.network) network.emplace_back(labels, &*sample.network);
+  }
+  AppendCgroupFamilies("trainscope_pod_", "pod", pod_series, out);
+  AppendCgroupFamilies("trainscope_container_", "container", container_series,
+                       out);
+  AppendNetworkFamilies(network, out);
+}
+
+}  // namespace trainscope

@@ -1,0 +1,42 @@
+// trainscope-agent: wiring only. Flags -> config -> Agent; signals stop it.
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <variant>
+
+#include "agent.h"
+#include "config.h"
+
+int main(int argc, char** argv) {
+  auto parsed = trainscope::ParseAgentConfig(argc, argv);
+  if (auto* exit = std::get_if<trainscope::ExitRequest>(&parsed)) {
+    return exit->code;
+  }
+  auto config = std::get<trainscope::AgentConfig>(std::move(parsed));
+
+  spdlog::set_default_logger(spdlog::stderr_color_mt("trainscope"));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+
+  // Signals are taken synchronously by this thread only; every thread the
+  // agent starts inherits the blocked mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  trainscope::Agent agent(std::move(config));
+  if (auto started = agent.Start(); !started.ok()) {
+    spdlog::critical("[agent] cannot start: {}", started.message());
+    return 1;
+  }
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  spdlog::info("[agent] {} received, shutting down", strsignal(sig));
+  agent.Stop();
+  spdlog::info("[agent] stopped");
+  return 0;
+}

@@ -1,0 +1,120 @@
+#include "config.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <vector>
+
+namespace trainscope {
+namespace {
+
+std::variant<AgentConfig, ExitRequest> Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "trainscope-agent");
+  return ParseAgentConfig(static_cast<int>(args.size()), args.data());
+}
+
+TEST(ConfigTest, Defaults) {
+  ::unsetenv("TRAINSCOPE_INTERVAL");
+  ::setenv("NODE_NAME", "node-from-env", 1);
+  auto parsed = Parse({});
+  ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
+  const auto& cfg = std::get<AgentConfig>(parsed);
+  EXPECT_EQ(cfg.listen_host, "0.0.0.0");
+  EXPECT_EQ(cfg.listen_port, 9476);
+  EXPECT_EQ(cfg.interval_seconds, 5);
+  EXPECT_EQ(cfg.node_name, "node-from-env");
+  EXPECT_EQ(cfg.discovery_mode, "apiserver");
+  EXPECT_EQ(cfg.host.proc, "/proc");
+  ::unsetenv("NODE_NAME");
+}
+
+TEST(ConfigTest, EnvironmentSetsFlagsAndFlagsWin) {
+  ::setenv("TRAINSCOPE_INTERVAL", "2.5", 1);
+  ::setenv("TRAINSCOPE_LISTEN", "127.0.0.1:9999", 1);
+  auto parsed = Parse({"--listen", "[::1]:1234"});
+  ::unsetenv("TRAINSCOPE_INTERVAL");
+  ::unsetenv("TRAINSCOPE_LISTEN");
+  ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
+  const auto& cfg = std::get<AgentConfig>(parsed);
+  EXPECT_EQ(cfg.interval_seconds, 2.5);
+  EXPECT_EQ(cfg.listen_host, "::1");
+  EXPECT_EQ(cfg.listen_port, 1234);
+}
+
+TEST(ConfigTest, BadInputExitsNonZero) {
+  const std::vector<std::vector<const char*>> bad = {
+      {"--no-such-flag"},
+      {"--interval", "0"},
+      {"--interval", "-1"},
+      {"--interval", "soon"},
+      {"--listen", "nowhere"},
+      {"--listen", "127.0.0.1:70000"},
+      {"--discovery", "dns"},
+      {"--discovery", "file"},  // without --pod-file
+      {"--host-proc", "/nonexistent/proc"},
+      {"--cgroup-root", "/etc/hostname"},  // not a directory
+      {"--log-level", "loud"},
+  };
+  for (const auto& args : bad) {
+    testing::internal::CaptureStderr();
+    testing::internal::CaptureStdout();
+    auto parsed = Parse(args);
+    std::string err = testing::internal::GetCapturedStderr() +
+                      testing::internal::GetCapturedStdout();
+    ASSERT_TRUE(std::holds_alternative<ExitRequest>(parsed)) << args[0];
+    EXPECT_NE(std::get<ExitRequest>(parsed).code, 0) << args[0];
+    EXPECT_FALSE(err.empty()) << args[0];
+  }
+}
+
+TEST(ConfigTest, HostPathErrorNamesFlagAndPath) {
+  testing::internal::CaptureStderr();
+  auto parsed = Parse({"--host-proc", "/nonexistent/proc"});
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("--host-proc /nonexistent/proc"), std::string::npos)
+      << err;
+}
+
+TEST(ConfigTest, HelpListsEveryFlagWithItsEnvironmentVariable) {
+  testing::internal::CaptureStdout();
+  auto parsed = Parse({"--help"});
+  std::string help = testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(std::holds_alternative<ExitRequest>(parsed));
+  EXPECT_EQ(std::get<ExitRequest>(parsed).code, 0);
+  for (const char* flag :
+       {"--listen", "--interval", "--node-name", "--discovery", "--pod-file",
+        "--kube-api", "--kube-token-file", "--host-proc", "--host-sys",
+        "--cgroup-root", "--nvml-library", "--log-level", "--role-labels"}) {
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+  }
+  EXPECT_NE(help.find("TRAINSCOPE_INTERVAL"), std::string::npos);
+}
+
+TEST(SplitListenAddressTest, Table) {
+  struct Case {
+    const char* in;
+    bool ok;
+    const char* host;
+    int port;
+  } cases[] = {
+      {"0.0.0.0:9476", true, "0.0.0.0", 9476},
+      {":80", true, "0.0.0.0", 80},
+      {"[::]:1", true, "::", 1},
+      {"host", false, "", 0},
+      {"h:-1", false, "", 0},
+      {"h:65536", false, "", 0},
+      {"h:12x", false, "", 0},
+  };
+  for (const auto& c : cases) {
+    std::string host;
+    int port = 0;
+    EXPECT_EQ(SplitListenAddress(c.in, &host, &port), c.ok) << c.in;
+    if (c.ok) {
+      EXPECT_EQ(host, c.host) << c.in;
+      EXPECT_EQ(port, c.port) << c.in;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trainscope

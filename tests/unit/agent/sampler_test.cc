@@ -1,0 +1,98 @@
+#include "sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace trainscope {
+namespace {
+
+class FakeCollector : public Collector {
+ public:
+  enum class Mode { kOk, kThrow, kError };
+  FakeCollector(std::string name, Mode mode)
+      : name_(std::move(name)), mode_(mode) {}
+  std::string_view name() const override { return name_; }
+  Status Collect(const CollectContext& ctx, Snapshot& out) override {
+    switch (mode_) {
+      case Mode::kThrow:
+        throw std::runtime_error("parser exploded");
+      case Mode::kError:
+        return Status::Error("file missing");
+      case Mode::kOk:
+        out.node.cpu_count = static_cast<unsigned>(ctx.pods->size());
+        return Status::Ok();
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::string name_;
+  Mode mode_;
+};
+
+TEST(SamplerTest, OneFailingCollectorNeverStopsTheOthers) {
+  std::vector<CollectorPtr> collectors;
+  collectors.push_back(
+      std::make_unique<FakeCollector>("a", FakeCollector::Mode::kThrow));
+  collectors.push_back(
+      std::make_unique<FakeCollector>("b", FakeCollector::Mode::kError));
+  collectors.push_back(
+      std::make_unique<FakeCollector>("c", FakeCollector::Mode::kOk));
+  PodTable pods;
+  pods.Replace({PodInfo{}, PodInfo{}});
+  History history(3);
+  Sampler sampler(std::move(collectors), HostPaths{}, pods, history,
+                  std::chrono::milliseconds(1000));
+  auto snap = sampler.RunOnce();
+  ASSERT_EQ(snap->collectors.size(), 3u);
+  EXPECT_EQ(snap->collectors[0].status.code(), Status::Code::kError);
+  EXPECT_NE(snap->collectors[0].status.message().find("parser exploded"),
+            std::string::npos);
+  EXPECT_EQ(snap->collectors[1].status.message(), "file missing");
+  EXPECT_TRUE(snap->collectors[2].status.ok());
+  EXPECT_EQ(snap->node.cpu_count, 2u);
+  EXPECT_EQ(history.Latest(), snap);
+  EXPECT_EQ(sampler.cycles_total(), 1u);
+}
+
+TEST(SamplerTest, SamplesOnItsOwnClockAndStopsPromptly) {
+  PodTable pods;
+  History history(100);
+  std::vector<CollectorPtr> collectors;
+  collectors.push_back(
+      std::make_unique<FakeCollector>("c", FakeCollector::Mode::kOk));
+  Sampler sampler(std::move(collectors), HostPaths{}, pods, history,
+                  std::chrono::milliseconds(20));
+  sampler.Start();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (sampler.cycles_total() < 3 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_GE(sampler.cycles_total(), 3u);
+  auto stop_start = std::chrono::steady_clock::now();
+  sampler.Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_start,
+            std::chrono::seconds(1));
+  auto window = history.Window(2);
+  ASSERT_EQ(window.size(), 2u);
+  EXPECT_LT(window[0]->sequence, window[1]->sequence);
+}
+
+TEST(HistoryTest, KeepsTheNewestWithinCapacity) {
+  History history(2);
+  EXPECT_EQ(history.Latest(), nullptr);
+  for (uint64_t i = 1; i <= 3; ++i) {
+    auto s = std::make_shared<Snapshot>();
+    s->sequence = i;
+    history.Push(s);
+  }
+  auto window = history.Window(10);
+  ASSERT_EQ(window.size(), 2u);
+  EXPECT_EQ(window[0]->sequence, 2u);
+  EXPECT_EQ(window[1]->sequence, 3u);
+}
+
+}  // namespace
+}  // namespace trainscope
