@@ -1,0 +1,167 @@
+// The real agent binary with apiserver discovery against a fake Kubernetes
+// API server: pods added, modified and deleted through the watch; the
+// server killed and restarted; bad answers. Every case ends with the agent
+// still serving and a clear log line.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "agent_process.h"
+#include "fake_apiserver.h"
+#include "pod_builder.h"
+
+namespace trainscope::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+const fs::path kHost =
+    fs::path(TRAINSCOPE_SOURCE_DIR) / "tests/fixtures/hosts/v2-systemd";
+
+nlohmann::json Pod(const std::string& name, const std::string& node,
+                   const std::string& role = "worker") {
+  FakePod pod;
+  pod.name = name;
+  pod.namespace_name = "training";
+  pod.node = node;
+  pod.pod_ip = "198.18.0.5";
+  pod.labels = {{"training.kubeflow.org/job-name", "ctr"},
+                {"training.kubeflow.org/replica-type", role},
+                {"training.kubeflow.org/replica-index", "0"}};
+  pod.owner_kind = "TFJob";
+  pod.owner_name = "ctr";
+  return pod.Build();
+}
+
+// Polls /metrics until `pred` holds (bounded).
+bool EventuallyMetrics(int port, const std::function<bool(const std::string&)>& pred,
+                       std::chrono::milliseconds deadline = 10s) {
+  auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (auto body = HttpGet(port, "/metrics"); body && pred(*body)) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
+bool Has(const std::string& text, const std::string& pod) {
+  return text.find("trainscope_pod_info{") != std::string::npos &&
+         text.find("pod=\"" + pod + "\"") != std::string::npos;
+}
+
+class AgentApiServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(api_.Start());
+    api_.AddPod(Pod("ctr-ps-0", "node-a", "ps"));
+    api_.AddPod(Pod("ctr-worker-0", "node-a"));
+    api_.AddPod(Pod("ctr-worker-9", "node-b"));  // another node's pod
+    port_ = FreePort();
+    agent_ = std::make_unique<AgentProcess>(std::vector<std::string>{
+        "--listen", "127.0.0.1:" + std::to_string(port_), "--interval", "0.2",
+        "--node-name", "node-a", "--discovery", "apiserver", "--kube-api",
+        api_.url(), "--host-proc", (kHost / "proc").string(), "--host-sys",
+        (kHost / "sys").string(), "--cgroup-root",
+        (kHost / "sys/fs/cgroup").string()});
+    ASSERT_TRUE(agent_->WaitHttpOk(port_, "/readyz", 10s)) << agent_->Stderr();
+  }
+
+  FakeApiServer api_;
+  int port_ = 0;
+  std::unique_ptr<AgentProcess> agent_;
+};
+
+TEST_F(AgentApiServerTest, FollowsAddsModificationsAndDeletesOfThisNode) {
+  ASSERT_TRUE(EventuallyMetrics(port_, [](const std::string& m) {
+    return Has(m, "ctr-ps-0") && Has(m, "ctr-worker-0");
+  }));
+  EXPECT_FALSE(Has(*HttpGet(port_, "/metrics"), "ctr-worker-9"));
+
+  api_.AddPod(Pod("ctr-worker-1", "node-a"));
+  EXPECT_TRUE(EventuallyMetrics(
+      port_, [](const std::string& m) { return Has(m, "ctr-worker-1"); }));
+
+  auto moved = Pod("ctr-worker-1", "node-a");
+  moved["status"]["podIP"] = "198.18.0.77";
+  api_.ModifyPod(moved);
+  EXPECT_TRUE(EventuallyMetrics(port_, [](const std::string& m) {
+    return m.find("pod_ip=\"198.18.0.77\"") != std::string::npos;
+  }));
+
+  api_.DeletePod("training", "ctr-worker-0");
+  EXPECT_TRUE(EventuallyMetrics(
+      port_, [](const std::string& m) { return !Has(m, "ctr-worker-0"); }));
+  auto pods = HttpGet(port_, "/api/v1/pods");
+  ASSERT_TRUE(pods);
+  EXPECT_THAT(*pods, HasSubstr("\"ctr-worker-1\""));
+  EXPECT_THAT(*pods, ::testing::Not(HasSubstr("\"ctr-worker-0\"")));
+}
+
+TEST_F(AgentApiServerTest, ServerDeathKeepsPodsAndServingThenRecovers) {
+  ASSERT_TRUE(EventuallyMetrics(
+      port_, [](const std::string& m) { return Has(m, "ctr-ps-0"); }));
+  api_.Stop();
+  // Errors are counted while the last known pods stay exported.
+  EXPECT_TRUE(EventuallyMetrics(port_, [](const std::string& m) {
+    return Has(m, "ctr-ps-0") &&
+           m.find("trainscope_discovery_errors_total{mode=\"apiserver\"} 0") ==
+               std::string::npos;
+  }));
+  EXPECT_EQ(*HttpGet(port_, "/healthz"), "ok\n");
+
+  api_.AddPod(Pod("ctr-worker-2", "node-a"));  // happens while "down"
+  ASSERT_TRUE(api_.Restart());
+  EXPECT_TRUE(EventuallyMetrics(
+      port_, [](const std::string& m) { return Has(m, "ctr-worker-2"); }, 40s))
+      << agent_->Stderr();
+}
+
+TEST_F(AgentApiServerTest, BadAnswersAreLoggedAndTheAgentKeepsServing) {
+  struct Fault {
+    int status;
+    std::string body;
+  } faults[] = {
+      {401, R"({"kind":"Status","status":"Failure","reason":"Unauthorized","code":401})"},
+      {403, R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403})"},
+      {500, "internal error"},
+      {200, "{not json\n"},  // a malformed list body or watch line
+  };
+  ASSERT_TRUE(EventuallyMetrics(
+      port_, [](const std::string& m) { return Has(m, "ctr-ps-0"); }));
+  for (const auto& fault : faults) {
+    const size_t before = api_.requests().size();
+    api_.FailNext(fault.status, fault.body, 2);
+    api_.EndWatches();  // the agent reconnects and meets the fault
+    // Done when both faulty answers went out and a good watch followed.
+    ASSERT_TRUE(api_.WaitForRequests(
+        [&](const std::vector<RecordedRequest>& reqs) {
+          int failed = 0;
+          for (size_t i = before; i < reqs.size(); ++i) {
+            if (reqs[i].injected_status == fault.status) ++failed;
+            if (failed == 2 && reqs[i].injected_status == 0 &&
+                reqs[i].params.count("watch")) {
+              return true;
+            }
+          }
+          return false;
+        },
+        40s))
+        << "agent did not recover after " << fault.status << "\n"
+        << agent_->Stderr();
+    auto metrics = HttpGet(port_, "/metrics");
+    ASSERT_TRUE(metrics) << "agent stopped serving after " << fault.status;
+    EXPECT_TRUE(Has(*metrics, "ctr-ps-0")) << "pods lost after " << fault.status;
+  }
+  const std::string log = agent_->Stderr();
+  EXPECT_THAT(log, HasSubstr("401"));
+  EXPECT_THAT(log, HasSubstr("403"));
+  EXPECT_THAT(log, HasSubstr("500"));
+  EXPECT_THAT(log, ::testing::ContainsRegex("JSON|json"));
+}
+
+}  // namespace
+}  // namespace trainscope::testing
