@@ -98,6 +98,23 @@ struct NodeSample {
   std::vector<NicSample> nics;
 };
 
+// Bytes one pod exchanged with one peer, as cumulative counters (the flows
+// collector keeps them monotonic across BPF map evictions). Direction is the
+// byte direction seen from `pod_uid`, whoever opened the connection.
+struct PeerTrafficSample {
+  std::string pod_uid;
+  // Resolved peer; all empty when the address belongs to no known pod (all
+  // unknown peers of a pod are aggregated into one sample).
+  std::string peer_uid;
+  std::string peer_namespace;
+  std::string peer_pod;
+  Role peer_role = Role::kUnknown;
+  uint64_t receive_bytes = 0;
+  uint64_t transmit_bytes = 0;
+  uint64_t receive_packets = 0;
+  uint64_t transmit_packets = 0;
+};
+
 struct CollectorRun {
   std::string name;
   CollectStatus status = CollectStatus::Ok();
@@ -113,6 +130,7 @@ struct Snapshot {
   NodeSample node;
   std::vector<GpuDeviceSample> gpus;
   std::vector<GpuPodUsage> gpu_pods;
+  std::vector<PeerTrafficSample> peer_traffic;
   std::vector<CollectorRun> collectors;
 };
 
