@@ -5,6 +5,9 @@
 #include "api_views.h"
 #include "collector_registry.h"
 #include "discovery/pod_source_factory.h"
+#include "exporter/diagnosis_families.h"
+#include "exporter/flows_families.h"
+#include "exporter/gpu_families.h"
 #include "exporter/node_families.h"
 #include "exporter/pod_families.h"
 
@@ -12,8 +15,11 @@ namespace trainscope {
 namespace {
 
 std::vector<FamilySection> ExportSections() {
-  return {AppendPodFamilies, AppendNodeFamilies, AppendCollectorFamilies};
+  return {AppendPodFamilies, AppendFlowsFamilies, AppendNodeFamilies,
+          AppendGpuFamilies, AppendCollectorFamilies};
 }
+
+constexpr size_t kDiagnosisHistorySamples = 60;
 
 }  // namespace
 
@@ -70,8 +76,21 @@ Status Agent::Start() {
       MakeCollectors(config_), config_.host, pods_, history_,
       std::chrono::milliseconds(
           static_cast<int64_t>(config_.interval_seconds * 1000)));
+  // The diagnosis engine runs once per sample over the recent history
+  // (baseline for input_io_bound: up to 5 minutes at the default interval).
+  diagnosis_ = std::make_unique<diagnosis::DiagnosisRunner>(config_.node_name);
+  sampler_->SetAfterCycle([this] {
+    diagnosis_->Update(history_.Window(
+        std::min<size_t>(history_.capacity(), kDiagnosisHistorySamples)));
+  });
+  std::vector<FamilySection> sections = ExportSections();
+  sections.push_back(PsShareSection(history_));
+  sections.push_back([this](const ExportContext& ctx,
+                            std::vector<prometheus::MetricFamily>& out) {
+    AppendDiagnosisFamilies(ctx, diagnosis_->Active(), out);
+  });
   exporter_ = std::make_unique<Exporter>(
-      history_, config_.node_name, ExportSections(),
+      history_, config_.node_name, std::move(sections),
       SelfStats{
           .discovery_mode = config_.discovery_mode,
           .discovery = [this] { return discovery_->stats(); },
@@ -108,9 +127,21 @@ bool Agent::Ready(std::string* why) const {
 }
 
 HttpResponse Agent::Report(const std::string& format) const {
-  nlohmann::json report =
-      ReportView(config_.node_name, *pods_.Get(), nlohmann::json::array(),
-                 std::chrono::system_clock::now());
+  nlohmann::json diagnoses = nlohmann::json::array();
+  std::vector<JobPsShares> shares;
+  if (diagnosis_) {
+    for (const auto& d : diagnosis_->Active()) {
+      diagnoses.push_back(diagnosis::DiagnosisJson(d));
+    }
+    for (const auto& job : diagnosis_->Jobs()) {
+      JobPsShares s{job.namespace_name, job.training_job, {}};
+      for (const auto& t : job.ps_traffic) s.share[t.pod] = t.share;
+      shares.push_back(std::move(s));
+    }
+  }
+  nlohmann::json report = ReportView(config_.node_name, *pods_.Get(), diagnoses,
+                                     std::chrono::system_clock::now());
+  SetPsTrafficShares(report, shares);
   if (format == "text") {
     return {200, "text/plain; charset=utf-8", ReportText(report)};
   }

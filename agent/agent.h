@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "config.h"
+#include "diagnosis/runner.h"
 #include "discovery/pod_source.h"
 #include "exporter/exporter.h"
 #include "history.h"
@@ -34,6 +35,8 @@ class Agent {
   PodTable pods_;
   History history_;
   std::unique_ptr<PodSource> discovery_;
+  // Declared before the sampler, whose thread calls it, so it outlives it.
+  std::unique_ptr<diagnosis::DiagnosisRunner> diagnosis_;
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<Exporter> exporter_;
   std::unique_ptr<HttpServer> http_;

@@ -94,6 +94,31 @@ nlohmann::json ReportView(const std::string& node, const PodList& pods,
       {"jobs", std::move(job_list)}};
 }
 
+void SetPsTrafficShares(nlohmann::json& report,
+                        const std::vector<JobPsShares>& jobs) {
+  auto& list = report["jobs"];
+  for (const auto& job : jobs) {
+    nlohmann::json* entry = nullptr;
+    for (auto& j : list) {
+      if (j.value("namespace", "") == job.namespace_name &&
+          j.value("training_job", "") == job.training_job) {
+        entry = &j;
+      }
+    }
+    if (!entry) {
+      list.push_back({{"namespace", job.namespace_name},
+                      {"training_job", job.training_job},
+                      {"ps", nlohmann::json::array()},
+                      {"workers", nlohmann::json::array()},
+                      {"ps_traffic_share", nlohmann::json::object()}});
+      entry = &list.back();
+    }
+    nlohmann::json share = nlohmann::json::object();
+    for (const auto& [pod, ratio] : job.share) share[pod] = ratio;
+    (*entry)["ps_traffic_share"] = std::move(share);
+  }
+}
+
 std::string ReportText(const nlohmann::json& report) {
   std::ostringstream out;
   out << "Trainscope report for node " << report.value("node", "?") << " at "
@@ -112,13 +137,25 @@ std::string ReportText(const nlohmann::json& report) {
           (d.value("namespace", "") + "/" + d.value("pod", "")).c_str(),
           d.value("since", "").c_str(), d.value("summary", "").c_str());
       out << line;
+      // The scalar evidence on one line; nested evidence (per-PS shares)
+      // is in the jobs section below and in the JSON.
+      std::string evidence;
+      const nlohmann::json fields =
+          d.value("evidence", nlohmann::json::object());
+      for (const auto& [key, value] : fields.items()) {
+        if (value.is_structured()) continue;
+        evidence +=
+            (evidence.empty() ? "" : ", ") + key + "=" +
+            (value.is_string() ? value.get<std::string>() : value.dump());
+      }
+      if (!evidence.empty()) out << "          evidence: " << evidence << "\n";
       for (const auto& r :
            d.value("recommendations", nlohmann::json::array())) {
         out << "          -> " << r.get<std::string>() << "\n";
       }
     }
   }
-  out << "\nJobs on this node:\n";
+  out << "\nTraining jobs:\n";
   if (report["jobs"].empty()) out << "  (no training pods recognised)\n";
   for (const auto& job : report["jobs"]) {
     out << "  " << job.value("namespace", "") << "/"

@@ -1,9 +1,11 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "trainscope/pod.h"
 #include "trainscope/snapshot.h"
@@ -23,6 +25,18 @@ nlohmann::json PodsView(const PodList& pods, const Snapshot* latest);
 nlohmann::json ReportView(const std::string& node, const PodList& pods,
                           const nlohmann::json& diagnoses,
                           std::chrono::system_clock::time_point now);
+
+// One job's PS traffic share (pod name -> 0..1) as the diagnosis computed it.
+struct JobPsShares {
+  std::string namespace_name;
+  std::string training_job;
+  std::map<std::string, double> share;
+};
+
+// Fills jobs[].ps_traffic_share of a ReportView; a job known only through
+// its traffic (no pod of it in `pods`) is added.
+void SetPsTrafficShares(nlohmann::json& report,
+                        const std::vector<JobPsShares>& jobs);
 
 // The report as a table a person reads in a terminal.
 std::string ReportText(const nlohmann::json& report);

@@ -1,17 +1,49 @@
 #include "collector_registry.h"
 
 #include "cgroup/cgroup_collector.h"
+#include "flows/flows_collector.h"
+#include "gpu/gpu_collector.h"
 #include "node/node_collector.h"
 #include "procnet/procnet_collector.h"
 
 namespace trainscope {
+namespace {
+
+FlowsOptions FlowsOptionsFrom(const AgentConfig& config) {
+  FlowsOptions o;
+  o.mode = config.flows_mode;
+  for (size_t start = 0; start < config.pcap_interfaces.size();) {
+    size_t end = config.pcap_interfaces.find(',', start);
+    if (end == std::string::npos) end = config.pcap_interfaces.size();
+    if (end > start) {
+      o.pcap_interfaces.push_back(
+          config.pcap_interfaces.substr(start, end - start));
+    }
+    start = end + 1;
+  }
+  o.training_ports = config.training_port_list;
+  o.map_entries = config.flow_map_entries;
+  o.pcap_buffer_bytes = config.pcap_buffer_bytes;
+  o.cgroup2_path = config.cgroup2_path;
+  o.node_name = config.node_name;
+  return o;
+}
+
+}  // namespace
 
 std::vector<CollectorPtr> MakeCollectors(const AgentConfig& config) {
   std::vector<CollectorPtr> collectors;
   // cgroup first: it finds each pod's cgroups and PIDs that procnet uses.
   collectors.push_back(std::make_unique<CgroupCollector>(config.host));
   collectors.push_back(std::make_unique<ProcNetCollector>(config.host));
+  // flows after cgroup: it treats pods with a cgroup sample as local.
+  if (config.flows_mode != "off") {
+    collectors.push_back(std::make_unique<FlowsCollector>(
+        FlowsOptionsFrom(config), config.host));
+  }
   collectors.push_back(std::make_unique<NodeCollector>(config.host));
+  collectors.push_back(
+      std::make_unique<GpuCollector>(config.host, config.nvml_library));
   return collectors;
 }
 

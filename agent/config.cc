@@ -118,6 +118,37 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
       ->envname("TRAINSCOPE_HISTORY")
       ->capture_default_str()
       ->check(CLI::Range(2, 100000));
+  app.add_option("--flows", cfg.flows_mode,
+                 "Per-peer traffic source: ebpf (cgroup_skb; falls back to "
+                 "pcap when BPF cannot attach), pcap (libpcap on "
+                 "--pcap-interfaces), off")
+      ->envname("TRAINSCOPE_FLOWS")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"ebpf", "pcap", "off"}));
+  app.add_option("--pcap-interfaces", cfg.pcap_interfaces,
+                 "Comma-separated interfaces for pcap mode (default: the "
+                 "node's physical NICs; \"any\" captures all)")
+      ->envname("TRAINSCOPE_PCAP_INTERFACES");
+  app.add_option("--training-ports", cfg.training_ports,
+                 "Comma-separated training ports pcap mode captures (both "
+                 "directions)")
+      ->envname("TRAINSCOPE_TRAINING_PORTS")
+      ->capture_default_str();
+  app.add_option("--flow-map-entries", cfg.flow_map_entries,
+                 "Entries of the in-kernel flow map (LRU; one per pod, peer, "
+                 "port pair and direction)")
+      ->envname("TRAINSCOPE_FLOW_MAP_ENTRIES")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 24));
+  app.add_option("--pcap-buffer-bytes", cfg.pcap_buffer_bytes,
+                 "Kernel ring buffer per captured interface in pcap mode")
+      ->envname("TRAINSCOPE_PCAP_BUFFER_BYTES")
+      ->capture_default_str()
+      ->check(CLI::Range(1 << 16, 1 << 30));
+  app.add_option("--cgroup2-path", cfg.cgroup2_path,
+                 "cgroup v2 mount the eBPF programs attach under (default: "
+                 "--cgroup-root if it is cgroup2, else <cgroup-root>/unified)")
+      ->envname("TRAINSCOPE_CGROUP2_PATH");
   app.add_option("--log-level", cfg.log_level,
                  "trace, debug, info, warn, error or off")
       ->envname("TRAINSCOPE_LOG_LEVEL")
@@ -147,6 +178,26 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
                            {"--host-sys", cfg.host.sys},
                            {"--cgroup-root", cfg.host.cgroup_root}}) {
     if (auto err = CheckHostDir(flag, dir); !err.empty()) return fail(err);
+  }
+  cfg.training_port_list.clear();
+  for (size_t start = 0; start <= cfg.training_ports.size();) {
+    size_t end = cfg.training_ports.find(',', start);
+    if (end == std::string::npos) end = cfg.training_ports.size();
+    std::string item = cfg.training_ports.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    int port = 0;
+    auto [ptr, ec] =
+        std::from_chars(item.data(), item.data() + item.size(), port);
+    if (ec != std::errc() || ptr != item.data() + item.size() || port < 1 ||
+        port > 65535) {
+      return fail("--training-ports " + cfg.training_ports +
+                  ": expected a comma-separated list of ports 1-65535");
+    }
+    cfg.training_port_list.push_back(static_cast<uint16_t>(port));
+  }
+  if (cfg.flows_mode == "pcap" && cfg.training_port_list.empty()) {
+    return fail("--training-ports: pcap mode needs at least one port");
   }
   if (cfg.discovery_mode == "file" && cfg.pod_file.empty()) {
     return fail("--discovery file needs --pod-file PATH");

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "trainscope/host_paths.h"
 
@@ -23,6 +25,14 @@ struct AgentConfig {
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string log_level = "info";
   int history_size = 120;
+  // flows (issue 4)
+  std::string flows_mode = "ebpf";  // ebpf (falls back to pcap) | pcap | off
+  std::string pcap_interfaces;      // comma list; "" = physical NICs
+  std::string training_ports = "2222";  // comma list
+  std::vector<uint16_t> training_port_list = {2222};
+  uint32_t flow_map_entries = 65536;
+  int pcap_buffer_bytes = 32 << 20;
+  std::string cgroup2_path;  // "" = found under --cgroup-root
 };
 
 // Exit code for the caller when parsing ends the program (--help, --version

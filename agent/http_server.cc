@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <exception>
 
@@ -158,8 +159,16 @@ void HttpServer::Start() {
 }
 
 void HttpServer::Stop() {
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (!server_) return;
+  if (thread_.joinable()) {
+    // httplib's stop() is a no-op until the accept loop runs; a stop that
+    // races a fresh Start() would otherwise leave the join hanging.
+    for (int i = 0; i < 200 && !server_->is_running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    server_->stop();
+    thread_.join();
+  }
 }
 
 }  // namespace trainscope

@@ -82,6 +82,13 @@ std::shared_ptr<const Snapshot> Sampler::RunOnce() {
     snapshot->collectors.push_back(std::move(run));
   }
   history_.Push(snapshot);
+  if (after_cycle_) {
+    try {
+      after_cycle_();
+    } catch (const std::exception& e) {
+      spdlog::error("[sampler] after-cycle hook failed: {}", e.what());
+    }
+  }
   cpu_seconds_ = cpu_seconds_ + (ThreadCpuSeconds() - cpu_start);
   ++cycles_;
   return snapshot;

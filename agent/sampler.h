@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,12 @@ class Sampler {
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
+
+  // Called on the sampling thread after each snapshot is published (the
+  // diagnosis engine runs here, once per sample). Set before Start().
+  void SetAfterCycle(std::function<void()> hook) {
+    after_cycle_ = std::move(hook);
+  }
 
   void Start();
   // Wakes the sampling thread and joins it; a cycle in progress finishes.
@@ -57,6 +64,7 @@ class Sampler {
   std::map<std::string, std::pair<Status::Code, std::string>> last_status_;
   std::atomic<double> cpu_seconds_{0};
   std::atomic<uint64_t> cycles_{0};
+  std::function<void()> after_cycle_;
 };
 
 }  // namespace trainscope

@@ -16,9 +16,18 @@ function(trainscope_test name)
   target_compile_definitions(
     ${name} PRIVATE TRAINSCOPE_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
                     TRAINSCOPE_BINARY_DIR="${CMAKE_BINARY_DIR}")
-  set(props LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT})
+  set(props TIMEOUT ${T_TIMEOUT})
   if("privileged" IN_LIST T_LABELS)
     list(APPEND props RUN_SERIAL TRUE)
   endif()
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${props})
+  # gtest_discover_tests flattens list-valued properties, so a test with two
+  # labels would keep one. Set the labels from a file ctest includes after
+  # the discovered tests (it defines ${name}_TESTS).
+  set(label_file ${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake)
+  file(WRITE ${label_file}
+       "if(${name}_TESTS)\n"
+       "  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS \"${T_LABELS}\")\n"
+       "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${label_file})
 endfunction()

@@ -11,6 +11,8 @@ packages=(
   libcli11-dev zlib1g-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   # flows (eBPF + libpcap)
   libbpf-dev bpftool clang llvm libelf-dev libpcap-dev
+  # flows tests: capsh drops capabilities for the BPF-not-permitted case
+  libcap2-bin
   # tests and tools: real kernel networking, independent traffic, real Prometheus
   iproute2 procps iperf3 prometheus tcpdump tshark curl python3 ca-certificates
 )
@@ -21,6 +23,12 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+# deploy tests (tests/deploy): node + npm, unless a node is already present
+# (e.g. from NodeSource, whose nodejs conflicts with Debian's npm). kubectl is
+# not a Debian 12 package: see docs/deploy.md, "Tests".
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then

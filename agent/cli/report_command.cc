@@ -1,13 +1,180 @@
+// trainscope report --agent URL | --prometheus URL [--namespace NS]
+//                   [--job NAME] [--json]
+// The node view is the agent's own report; the cluster view rebuilds the
+// windows from Prometheus and runs the same detectors over every node.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
 #include <iostream>
 
+#include "api_views.h"
 #include "cli/commands.h"
+#include "cli/report_http.h"
+#include "cli/report_prometheus.h"
+#include "diagnosis/analysis.h"
 
 namespace trainscope {
+namespace {
 
-// Replaced by the diagnosis work (issue 5).
-int RunReportCommand(int, char**) {
-  std::cerr << "trainscope report: not available in this build yet\n";
-  return 1;
+struct ReportFlags {
+  std::string agent;
+  std::string prometheus;
+  std::string namespace_name;
+  std::string job;
+  bool json = false;
+  double range_seconds = 600;
+  double step_seconds = 15;
+};
+
+int Fail(const std::string& message, int code = 1) {
+  std::cerr << "trainscope report: " << message << "\n";
+  return code;
+}
+
+// Keeps the diagnoses and jobs of one namespace and/or job ("" = all).
+void Filter(nlohmann::json& report, const std::string& ns,
+            const std::string& job) {
+  auto keep = [&](const nlohmann::json& item) {
+    return (ns.empty() || item.value("namespace", "") == ns) &&
+           (job.empty() || item.value("training_job", "") == job);
+  };
+  for (const char* list : {"diagnoses", "jobs"}) {
+    nlohmann::json kept = nlohmann::json::array();
+    for (const auto& item : report[list]) {
+      if (keep(item)) kept.push_back(item);
+    }
+    report[list] = std::move(kept);
+  }
+}
+
+int Print(const nlohmann::json& report, bool json) {
+  if (json) {
+    std::cout << report.dump(2) << "\n";
+  } else {
+    std::cout << ReportText(report);
+  }
+  return 0;
+}
+
+int AgentReport(const ReportFlags& flags) {
+  cli::HttpTarget target;
+  if (Status s = cli::ParseHttpUrl(flags.agent, &target); !s.ok()) {
+    return Fail("--agent: " + s.message(), 2);
+  }
+  nlohmann::json report;
+  if (Status s = cli::GetJson(target, "/api/v1/report", {}, &report); !s.ok()) {
+    return Fail(s.message());
+  }
+  if (!report.is_object() || !report.contains("diagnoses") ||
+      !report["diagnoses"].is_array() || !report.contains("jobs") ||
+      !report["jobs"].is_array()) {
+    return Fail(flags.agent +
+                "/api/v1/report is not a Trainscope report (no diagnoses "
+                "and jobs lists)");
+  }
+  Filter(report, flags.namespace_name, flags.job);
+  return Print(report, flags.json);
+}
+
+int PrometheusReport(const ReportFlags& flags) {
+  cli::HttpTarget target;
+  if (Status s = cli::ParseHttpUrl(flags.prometheus, &target); !s.ok()) {
+    return Fail("--prometheus: " + s.message(), 2);
+  }
+  const auto now = std::chrono::system_clock::now();
+  const double end =
+      std::chrono::duration<double>(now.time_since_epoch()).count();
+  std::map<std::string, nlohmann::json> results;
+  for (const auto& q : cli::ClusterQueries(flags.namespace_name, flags.job)) {
+    nlohmann::json answer;
+    Status s =
+        cli::GetJson(target, "/api/v1/query_range",
+                     {{"query", q.promql},
+                      {"start", std::to_string(end - flags.range_seconds)},
+                      {"end", std::to_string(end)},
+                      {"step", std::to_string(flags.step_seconds)}},
+                     &answer);
+    if (!s.ok()) return Fail(s.message());
+    if (answer.value("status", "") != "success" || !answer.contains("data") ||
+        !answer["data"].is_object() ||
+        answer["data"].value("resultType", "") != "matrix") {
+      return Fail(flags.prometheus + " gave no matrix for " + q.promql + ": " +
+                  answer.dump().substr(0, 200));
+    }
+    results[q.name] = answer["data"].value("result", nlohmann::json::array());
+  }
+  diagnosis::Window window;
+  if (Status s = cli::WindowFromMatrices(results, &window); !s.ok()) {
+    return Fail(flags.prometheus + ": " + s.message());
+  }
+  if (window.pods.empty()) {
+    std::cerr << "trainscope report: no trainscope series in "
+              << flags.prometheus << " for the last " << flags.range_seconds
+              << " s (is Prometheus scraping the agents?)\n";
+  }
+  diagnosis::DiagnosisSettings settings;
+  diagnosis::ReplayResult replay = diagnosis::Replay(window, settings);
+  nlohmann::json diagnoses = nlohmann::json::array();
+  for (const auto& d : replay.active) {
+    diagnoses.push_back(diagnosis::DiagnosisJson(d));
+  }
+  nlohmann::json report =
+      ReportView("cluster", cli::PodsOfWindow(window), diagnoses, now);
+  std::vector<JobPsShares> shares;
+  for (const auto& job : replay.jobs) {
+    JobPsShares s{job.namespace_name, job.training_job, {}};
+    for (const auto& t : job.ps_traffic) s.share[t.pod] = t.share;
+    shares.push_back(std::move(s));
+  }
+  SetPsTrafficShares(report, shares);
+  report["source"] = {{"prometheus", flags.prometheus},
+                      {"range_seconds", flags.range_seconds},
+                      {"step_seconds", flags.step_seconds},
+                      {"evaluations", replay.evaluations}};
+  return Print(report, flags.json);
+}
+
+}  // namespace
+
+int RunReportCommand(int argc, char** argv) {
+  ReportFlags flags;
+  CLI::App app{
+      "Print the bottleneck report: one agent's (--agent) or the whole "
+      "cluster's, computed from the agents' series in Prometheus "
+      "(--prometheus)."};
+  auto* agent = app.add_option("--agent", flags.agent,
+                               "Agent base URL, e.g. http://node-a:9476");
+  auto* prom =
+      app.add_option("--prometheus", flags.prometheus,
+                     "Prometheus base URL, e.g. http://prometheus:9090");
+  agent->excludes(prom);
+  app.add_option("--namespace", flags.namespace_name, "Only this namespace");
+  app.add_option("--job", flags.job, "Only this training job");
+  app.add_option("--range", flags.range_seconds,
+                 "Seconds of history to evaluate (with --prometheus)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--step", flags.step_seconds,
+                 "Evaluation step in seconds, at least the scrape interval "
+                 "(with --prometheus)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--json", flags.json, "Print the report JSON");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 prints the message; any flag error is a usage error (2).
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (flags.agent.empty() && flags.prometheus.empty()) {
+    return Fail("give --agent URL or --prometheus URL (see --help)", 2);
+  }
+  // The detectors log entering diagnoses; the report itself says it.
+  spdlog::set_level(spdlog::level::err);
+  try {
+    return flags.agent.empty() ? PrometheusReport(flags) : AgentReport(flags);
+  } catch (const std::exception& e) {
+    return Fail(std::string("unexpected error: ") + e.what());
+  }
 }
 
 }  // namespace trainscope

@@ -2,6 +2,7 @@
 
 #include <prometheus/metric_family.h>
 
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -32,7 +33,9 @@ class ExportContext {
 };
 
 // One section of the exposition: appends its families for the snapshot.
-using FamilySection = void (*)(const ExportContext&,
-                               std::vector<prometheus::MetricFamily>&);
+// A std::function so a section can read state besides the snapshot (the
+// diagnosis engine's active diagnoses).
+using FamilySection = std::function<void(
+    const ExportContext&, std::vector<prometheus::MetricFamily>&)>;
 
 }  // namespace trainscope

@@ -65,7 +65,7 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
   std::vector<prometheus::MetricFamily> families;
   if (auto snapshot = history_.Latest()) {
     ExportContext ctx(*snapshot, node_);
-    for (FamilySection section : sections_) section(ctx, families);
+    for (const FamilySection& section : sections_) section(ctx, families);
   }
   AppendSelfFamilies(families);
   for (auto& family : registry_->Collect())

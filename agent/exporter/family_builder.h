@@ -4,6 +4,7 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/metric_type.h>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,6 +32,12 @@ class FamilyBuilder {
  private:
   prometheus::MetricFamily family_;
 };
+
+// A counter read as an integer, as the optional double a family takes.
+inline std::optional<double> AsDouble(const std::optional<uint64_t>& v) {
+  if (!v) return std::nullopt;
+  return static_cast<double>(*v);
+}
 
 // Merges `extra` into a copy of `base`.
 LabelMap WithLabels(const LabelMap& base, const LabelMap& extra);

@@ -8,11 +8,6 @@ namespace {
 
 using prometheus::MetricType;
 
-std::optional<double> AsDouble(const std::optional<uint64_t>& v) {
-  if (!v) return std::nullopt;
-  return static_cast<double>(*v);
-}
-
 }  // namespace
 
 void AppendNodeFamilies(const ExportContext& ctx,

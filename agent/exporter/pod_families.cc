@@ -10,11 +10,6 @@ namespace {
 
 using prometheus::MetricType;
 
-std::optional<double> AsDouble(const std::optional<uint64_t>& v) {
-  if (!v) return std::nullopt;
-  return static_cast<double>(*v);
-}
-
 struct CgroupSeries {
   LabelMap labels;
   const CgroupSample* sample;

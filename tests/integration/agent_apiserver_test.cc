@@ -38,7 +38,8 @@ nlohmann::json Pod(const std::string& name, const std::string& node,
 }
 
 // Polls /metrics until `pred` holds (bounded).
-bool EventuallyMetrics(int port, const std::function<bool(const std::string&)>& pred,
+bool EventuallyMetrics(int port,
+                       const std::function<bool(const std::string&)>& pred,
                        std::chrono::milliseconds deadline = 10s) {
   auto end = std::chrono::steady_clock::now() + deadline;
   while (std::chrono::steady_clock::now() < end) {
@@ -125,8 +126,10 @@ TEST_F(AgentApiServerTest, BadAnswersAreLoggedAndTheAgentKeepsServing) {
     int status;
     std::string body;
   } faults[] = {
-      {401, R"({"kind":"Status","status":"Failure","reason":"Unauthorized","code":401})"},
-      {403, R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403})"},
+      {401,
+       R"({"kind":"Status","status":"Failure","reason":"Unauthorized","code":401})"},
+      {403,
+       R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403})"},
       {500, "internal error"},
       {200, "{not json\n"},  // a malformed list body or watch line
   };
@@ -154,7 +157,8 @@ TEST_F(AgentApiServerTest, BadAnswersAreLoggedAndTheAgentKeepsServing) {
         << agent_->Stderr();
     auto metrics = HttpGet(port_, "/metrics");
     ASSERT_TRUE(metrics) << "agent stopped serving after " << fault.status;
-    EXPECT_TRUE(Has(*metrics, "ctr-ps-0")) << "pods lost after " << fault.status;
+    EXPECT_TRUE(Has(*metrics, "ctr-ps-0"))
+        << "pods lost after " << fault.status;
   }
   const std::string log = agent_->Stderr();
   EXPECT_THAT(log, HasSubstr("401"));

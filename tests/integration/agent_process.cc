@@ -29,7 +29,8 @@ int FreePort() {
   return ntohs(addr.sin_port);
 }
 
-AgentProcess::AgentProcess(std::vector<std::string> args) {
+AgentProcess::AgentProcess(std::vector<std::string> args,
+                           std::vector<std::string> env) {
   char tmpl[] = "/tmp/trainscope-agent-stderr-XXXXXX";
   int fd = ::mkstemp(tmpl);
   stderr_path_ = tmpl;
@@ -42,6 +43,7 @@ AgentProcess::AgentProcess(std::vector<std::string> args) {
   if (pid_ == 0) {
     ::dup2(fd, STDERR_FILENO);
     ::dup2(fd, STDOUT_FILENO);
+    for (auto& entry : env) ::putenv(entry.data());
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }

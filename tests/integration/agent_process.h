@@ -17,7 +17,9 @@ int FreePort();
 // behind.
 class AgentProcess {
  public:
-  explicit AgentProcess(std::vector<std::string> args);
+  // `env` entries ("NAME=value") are added to the inherited environment.
+  explicit AgentProcess(std::vector<std::string> args,
+                        std::vector<std::string> env = {});
   ~AgentProcess();
   AgentProcess(const AgentProcess&) = delete;
   AgentProcess& operator=(const AgentProcess&) = delete;

@@ -57,14 +57,34 @@ TEST_P(GoldenTest, MetricsMatchGolden) {
                         "hosts" / GetParam();
   const fs::path golden = fs::path(TRAINSCOPE_SOURCE_DIR) / "tests" / "golden" /
                           (GetParam() + ".prom");
+  // Layouts with an nvml.json run the fake NVML, which pins the GPU series
+  // (devices and per-pod attribution through the fixture's /proc) too.
+  // Flows need a live kernel and are covered by their own tests.
+  const fs::path nvml_json = host / "nvml.json";
+  const bool gpu = fs::exists(nvml_json);
   const int port = FreePort();
   AgentProcess agent(
-      {"--listen", "127.0.0.1:" + std::to_string(port), "--interval", "0.2",
-       "--node-name", "node-a", "--discovery", "file", "--pod-file",
-       (host / "pods.json").string(), "--host-proc", (host / "proc").string(),
-       "--host-sys", (host / "sys").string(), "--cgroup-root",
-       (host / "sys" / "fs" / "cgroup").string(), "--nvml-library",
-       "/nonexistent/libnvidia-ml.so.1"});
+      {"--listen",
+       "127.0.0.1:" + std::to_string(port),
+       "--interval",
+       "0.2",
+       "--node-name",
+       "node-a",
+       "--discovery",
+       "file",
+       "--pod-file",
+       (host / "pods.json").string(),
+       "--host-proc",
+       (host / "proc").string(),
+       "--host-sys",
+       (host / "sys").string(),
+       "--cgroup-root",
+       (host / "sys" / "fs" / "cgroup").string(),
+       "--flows",
+       "off",
+       "--nvml-library",
+       gpu ? TRAINSCOPE_FAKE_NVML : "/nonexistent/libnvidia-ml.so.1"},
+      {"TRAINSCOPE_FAKE_NVML_CONFIG=" + nvml_json.string()});
   ASSERT_TRUE(agent.WaitHttpOk(port, "/readyz", std::chrono::seconds(10)))
       << agent.Stderr();
   auto body = HttpGet(port, "/metrics");

@@ -160,6 +160,14 @@ pid_t KernelPod::Adopt(pid_t pid) {
   return pid;
 }
 
+void KernelPod::MoveIn(pid_t pid) const {
+  std::vector<fs::path> hierarchies = V1Controllers();
+  if (!Unified().empty()) hierarchies.push_back(Unified());
+  for (const auto& h : hierarchies) {
+    WriteFile(In(h, container_path()) / "cgroup.procs", std::to_string(pid));
+  }
+}
+
 pid_t KernelPod::StartBusyLoop() {
   pid_t pid = ::fork();
   if (pid == 0) {

@@ -31,6 +31,9 @@ class KernelPod {
   // memory, and moves it into the container cgroup of every hierarchy.
   pid_t StartBusyLoop();
   pid_t StartMemoryHolder(uint64_t bytes);
+  // Moves an existing process into the container cgroup of every hierarchy
+  // without taking ownership: the caller still stops it.
+  void MoveIn(pid_t pid) const;
 
   // The kernel's own numbers for the pod cgroup.
   double KernelCpuSeconds() const;

@@ -99,3 +99,18 @@ TEST(HttpServerBindTest, PortInUseIsAClearError) {
 
 }  // namespace
 }  // namespace trainscope
+
+namespace trainscope {
+namespace {
+
+TEST(HttpServerLifecycleTest, StopRightAfterStartDoesNotHang) {
+  for (int i = 0; i < 20; ++i) {
+    HttpServer server(HttpHandlers{});
+    ASSERT_TRUE(server.Bind("127.0.0.1", 0).ok());
+    server.Start();
+    server.Stop();
+  }
+}
+
+}  // namespace
+}  // namespace trainscope

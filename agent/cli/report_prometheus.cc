@@ -1,0 +1,264 @@
+#include "cli/report_prometheus.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <set>
+
+namespace trainscope::cli {
+namespace {
+
+using diagnosis::PodPoint;
+using diagnosis::PodTimeline;
+using diagnosis::Window;
+
+using Field = std::optional<double> PodPoint::*;
+
+// Series whose value goes into one PodPoint field.
+const std::map<std::string, std::pair<std::string, Field>>& PodFields() {
+  static const std::map<std::string, std::pair<std::string, Field>> fields = {
+      {"cpu",
+       {"trainscope_pod_cpu_usage_seconds_total",
+        &PodPoint::cpu_usage_seconds}},
+      {"periods", {"trainscope_pod_cpu_periods_total", &PodPoint::cpu_periods}},
+      {"throttled",
+       {"trainscope_pod_cpu_throttled_periods_total",
+        &PodPoint::cpu_throttled_periods}},
+      {"cpu_limit",
+       {"trainscope_pod_cpu_limit_cores", &PodPoint::cpu_limit_cores}},
+      {"working_set",
+       {"trainscope_pod_memory_working_set_bytes",
+        &PodPoint::memory_working_set_bytes}},
+      {"memory_limit",
+       {"trainscope_pod_memory_limit_bytes", &PodPoint::memory_limit_bytes}},
+      {"oom", {"trainscope_pod_oom_events_total", &PodPoint::oom_events}},
+      {"io_read",
+       {"trainscope_pod_io_read_bytes_total", &PodPoint::io_read_bytes}},
+      {"io_psi",
+       {"trainscope_pod_pressure_waiting_seconds_total{resource=\"io\"}",
+        &PodPoint::io_pressure_some_seconds}},
+      {"memory_psi",
+       {"trainscope_pod_pressure_waiting_seconds_total{resource=\"memory\"}",
+        &PodPoint::memory_pressure_some_seconds}},
+      {"net_rx",
+       {"trainscope_pod_network_receive_bytes_total",
+        &PodPoint::network_receive_bytes}},
+      {"net_tx",
+       {"trainscope_pod_network_transmit_bytes_total",
+        &PodPoint::network_transmit_bytes}},
+  };
+  return fields;
+}
+
+// Adds the namespace / training_job matchers to a selector.
+std::string Select(const std::string& metric, const std::string& ns,
+                   const std::string& job) {
+  std::string matchers;
+  auto add = [&](const std::string& label, const std::string& value) {
+    if (value.empty()) return;
+    if (!matchers.empty()) matchers += ",";
+    nlohmann::json quoted = value;  // JSON escaping is valid PromQL quoting
+    matchers += label + "=" + quoted.dump();
+  };
+  add("namespace", ns);
+  add("training_job", job);
+  if (matchers.empty()) return metric;
+  const size_t brace = metric.find('{');
+  if (brace == std::string::npos) return metric + "{" + matchers + "}";
+  return metric.substr(0, metric.size() - 1) + "," + matchers + "}";
+}
+
+std::string Label(const nlohmann::json& metric, const char* name) {
+  auto it = metric.find(name);
+  return it != metric.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// Calls fn(t, value) for every finite sample of a series.
+Status ForEachSample(const std::string& query, const nlohmann::json& series,
+                     const std::function<void(double, double)>& fn) {
+  const auto values = series.find("values");
+  if (values == series.end() || !values->is_array()) {
+    return Status::Error("query " + query + ": a series without values");
+  }
+  for (const auto& v : *values) {
+    if (!v.is_array() || v.size() != 2 || !v[0].is_number() ||
+        !v[1].is_string()) {
+      return Status::Error("query " + query + ": malformed sample " + v.dump());
+    }
+    const std::string text = v[1].get<std::string>();
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || !std::isfinite(value)) continue;
+    fn(v[0].get<double>(), value);
+  }
+  return Status::Ok();
+}
+
+struct Builder {
+  Window& w;
+  std::map<std::string, std::map<double, PodPoint>> points;
+
+  PodPoint& At(const nlohmann::json& metric, double t) {
+    const std::string key =
+        diagnosis::PodKey(Label(metric, "namespace"), Label(metric, "pod"));
+    auto& meta = w.pods[key].meta;
+    meta.namespace_name = Label(metric, "namespace");
+    meta.pod = Label(metric, "pod");
+    if (meta.training_job.empty()) {
+      meta.training_job = Label(metric, "training_job");
+    }
+    if (meta.role == Role::kUnknown) {
+      meta.role = ParseRole(Label(metric, "role")).value_or(Role::kUnknown);
+    }
+    PodPoint& p = points[key][t];
+    p.t = t;
+    return p;
+  }
+};
+
+}  // namespace
+
+std::vector<PromQuery> ClusterQueries(const std::string& ns,
+                                      const std::string& job) {
+  std::vector<PromQuery> out;
+  for (const auto& [name, field] : PodFields()) {
+    out.push_back({name, Select(field.first, ns, job)});
+  }
+  out.push_back({"info", Select("trainscope_pod_info", ns, job)});
+  out.push_back(
+      {"peer_rx", Select("trainscope_peer_receive_bytes_total", ns, job)});
+  out.push_back(
+      {"peer_tx", Select("trainscope_peer_transmit_bytes_total", ns, job)});
+  out.push_back(
+      {"gpu", Select("trainscope_pod_gpu_utilization_ratio", ns, job)});
+  out.push_back(
+      {"bandwidth",
+       Select("trainscope_pod_bandwidth_limit_bytes_per_second", ns, job)});
+  // Node series carry no pod labels: never filtered.
+  out.push_back({"node_cpus", "trainscope_node_cpu_count"});
+  out.push_back({"nic_speed", "trainscope_node_network_speed_bytes"});
+  out.push_back({"nic_rx", "trainscope_node_network_receive_bytes_total"});
+  out.push_back({"nic_tx", "trainscope_node_network_transmit_bytes_total"});
+  return out;
+}
+
+Status WindowFromMatrices(const std::map<std::string, nlohmann::json>& results,
+                          Window* window) {
+  Window w;
+  Builder b{w, {}};
+  std::map<std::string, std::map<double, diagnosis::NodePoint>> nic_points;
+  std::map<std::string, std::map<double, std::map<std::string, double>>>
+      gpu_use;
+  for (const auto& [name, result] : results) {
+    if (!result.is_array()) {
+      return Status::Error("query " + name + ": result is not a matrix");
+    }
+    for (const auto& series : result) {
+      const auto metric = series.value("metric", nlohmann::json::object());
+      std::function<void(double, double)> fn;
+      if (auto f = PodFields().find(name); f != PodFields().end()) {
+        Field field = f->second.second;
+        fn = [&, field](double t, double v) { b.At(metric, t).*field = v; };
+      } else if (name == "info") {
+        const std::string uid = Label(metric, "uid");
+        const std::string node = Label(metric, "node");
+        fn = [&, uid, node](double t, double) {
+          b.At(metric, t).instance = uid;
+          w.pods[diagnosis::PodKey(Label(metric, "namespace"),
+                                   Label(metric, "pod"))]
+              .meta.node = node;
+        };
+      } else if (name == "peer_rx" || name == "peer_tx") {
+        const std::string peer_pod = Label(metric, "peer_pod");
+        if (peer_pod.empty()) continue;  // unknown peers: no pod to judge
+        const std::string peer =
+            diagnosis::PodKey(Label(metric, "peer_namespace"), peer_pod);
+        if (auto role = ParseRole(Label(metric, "peer_role"))) {
+          w.peer_roles[peer] = *role;
+        }
+        const bool rx = name == "peer_rx";
+        fn = [&, peer, rx](double t, double v) {
+          auto& c = b.At(metric, t).peers[peer];
+          (rx ? c.receive_bytes : c.transmit_bytes) += v;
+        };
+      } else if (name == "gpu") {
+        // Per GPU: the pod's containers summed (capped at 1, as the agent
+        // does); the mean over the pod's GPUs is taken once all are in.
+        const std::string gpu = Label(metric, "gpu");
+        fn = [&, gpu](double t, double v) {
+          const std::string key = diagnosis::PodKey(Label(metric, "namespace"),
+                                                    Label(metric, "pod"));
+          b.At(metric, t);
+          double& slot = gpu_use[key][t][gpu];
+          slot = std::min(1.0, slot + v);
+        };
+      } else if (name == "bandwidth") {
+        const bool rx = Label(metric, "direction") == "receive";
+        fn = [&, rx](double t, double v) {
+          b.At(metric, t);
+          auto& meta = w.pods[diagnosis::PodKey(Label(metric, "namespace"),
+                                                Label(metric, "pod"))]
+                           .meta;
+          (rx ? meta.ingress_limit_bytes_per_second
+              : meta.egress_limit_bytes_per_second) = v;
+        };
+      } else if (name == "node_cpus" || name == "nic_speed") {
+        const std::string node = Label(metric, "node");
+        const bool cpus = name == "node_cpus";
+        fn = [&, node, cpus](double, double v) {
+          auto& meta = w.nodes[node];
+          auto& slot = cpus ? meta.cpu_count : meta.nic_speed_bytes_per_second;
+          slot = std::max(slot.value_or(0), v);
+        };
+      } else if (name == "nic_rx" || name == "nic_tx") {
+        // Summed over the node's physical NICs, like the agent does.
+        const std::string node = Label(metric, "node");
+        const bool rx = name == "nic_rx";
+        fn = [&, node, rx](double t, double v) {
+          auto& p = nic_points[node][t];
+          p.t = t;
+          (rx ? p.receive_bytes : p.transmit_bytes) += v;
+        };
+      } else {
+        return Status::Error("query " + name + ": no known destination");
+      }
+      if (Status s = ForEachSample(name, series, fn); !s.ok()) return s;
+    }
+  }
+  for (auto& [key, by_time] : b.points) {
+    PodTimeline& t = w.pods[key];
+    for (auto& [time, p] : by_time) {
+      if (auto g = gpu_use.find(key); g != gpu_use.end()) {
+        if (auto at = g->second.find(time); at != g->second.end()) {
+          double sum = 0;
+          for (const auto& [gpu, v] : at->second) sum += v;
+          p.gpus = static_cast<unsigned>(at->second.size());
+          p.gpu_utilization_ratio = sum / p.gpus;
+        }
+      }
+      t.points.push_back(std::move(p));
+    }
+  }
+  for (auto& [node, by_time] : nic_points) {
+    for (auto& [time, p] : by_time) w.node_points[node].push_back(p);
+  }
+  *window = std::move(w);
+  return Status::Ok();
+}
+
+PodList PodsOfWindow(const Window& window) {
+  PodList pods;
+  for (const auto& [key, t] : window.pods) {
+    PodInfo p;
+    p.namespace_name = t.meta.namespace_name;
+    p.name = t.meta.pod;
+    p.training_job = t.meta.training_job;
+    p.role = t.meta.role;
+    p.node = t.meta.node;
+    pods.push_back(std::move(p));
+  }
+  return pods;
+}
+
+}  // namespace trainscope::cli

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "diagnosis/window.h"
+#include "trainscope/pod.h"
+#include "trainscope/status.h"
+
+namespace trainscope::cli {
+
+// One range query of the cluster view and where its values go.
+struct PromQuery {
+  std::string name;  // stable id used to route the result
+  std::string promql;
+};
+
+// The queries for the agents' series, filtered to a namespace and/or a
+// training job when given ("" = all).
+std::vector<PromQuery> ClusterQueries(const std::string& namespace_name,
+                                      const std::string& training_job);
+
+// Rebuilds the detector window from the `data.result` matrices of
+// /api/v1/query_range, keyed by PromQuery::name. Pure: the tests feed it
+// recorded answers. An unexpected shape is an error naming the query.
+Status WindowFromMatrices(const std::map<std::string, nlohmann::json>& results,
+                          diagnosis::Window* window);
+
+// The pods the window knows, as the report's job summary wants them.
+PodList PodsOfWindow(const diagnosis::Window& window);
+
+}  // namespace trainscope::cli

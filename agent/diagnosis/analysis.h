@@ -1,0 +1,39 @@
+#pragma once
+
+#include <chrono>
+#include <vector>
+
+#include "diagnosis/detectors.h"
+#include "diagnosis/engine.h"
+
+namespace trainscope::diagnosis {
+
+struct Evaluation {
+  std::vector<Finding> findings;
+  std::vector<JobTraffic> jobs;  // PS traffic of the evaluation window
+};
+
+// One evaluation: the detectors over the last `window_samples` instants of
+// `history`, with the whole of `history` as the baseline. Never throws: a
+// failing detector is logged with its name and skipped.
+Evaluation Evaluate(const Window& history, const DiagnosisSettings& settings);
+
+// Every distinct instant of the window, ascending.
+std::vector<double> Instants(const Window& window);
+// The points with from <= t <= to.
+Window Slice(const Window& window, double from, double to);
+
+struct ReplayResult {
+  std::vector<Diagnosis> active;
+  std::vector<JobTraffic> jobs;  // of the last evaluation
+  size_t evaluations = 0;
+};
+
+// The cluster view: slides the evaluation window over a recorded range one
+// instant at a time and feeds an engine, as the agent would have live. The
+// result is what is active at the end of the range. `baseline_seconds`
+// bounds the baseline to the recent past, as the agent's history does.
+ReplayResult Replay(const Window& range, const DiagnosisSettings& settings,
+                    double baseline_seconds = 600);
+
+}  // namespace trainscope::diagnosis

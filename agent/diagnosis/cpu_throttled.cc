@@ -1,0 +1,49 @@
+// cpu_throttled: CFS throttling stalls a pod at every period boundary even
+// when its average usage looks fine; gRPC latency suffers first.
+#include <fmt/format.h>
+
+#include "diagnosis/detectors.h"
+
+namespace trainscope::diagnosis {
+
+void DetectCpuThrottled(const DetectorInput& in, const ThrottleSettings& s,
+                        std::vector<Finding>& out) {
+  for (const auto& [key, pod] : in.recent.pods) {
+    if (!pod.throttled_ratio || !pod.cpu_periods) continue;
+    if (*pod.cpu_periods < s.min_periods) continue;
+    const double ratio = *pod.throttled_ratio;
+    if (ratio < s.exit_ratio) continue;
+    Finding f;
+    f.level =
+        ratio >= s.enter_ratio ? Finding::Level::kEnter : Finding::Level::kHold;
+    f.diagnosis = NewDiagnosis(
+        kCpuThrottled,
+        ratio >= s.critical_ratio ? Severity::kCritical : Severity::kWarning,
+        pod.meta);
+    f.diagnosis.evidence = {{"throttled_ratio", Round4(ratio)},
+                            {"periods", Round4(*pod.cpu_periods)}};
+    if (pod.cpu_cores)
+      f.diagnosis.evidence["cpu_cores"] = Round4(*pod.cpu_cores);
+    if (pod.cpu_limit_cores) {
+      f.diagnosis.evidence["cpu_limit_cores"] = Round4(*pod.cpu_limit_cores);
+    }
+    f.diagnosis.summary = fmt::format(
+        "{} was throttled in {:.0f}% of its CFS periods{}.", pod.meta.pod,
+        ratio * 100,
+        pod.cpu_limit_cores
+            ? fmt::format(" by its {:g}-core CPU limit", *pod.cpu_limit_cores)
+            : "");
+    f.diagnosis.recommendations = {
+        fmt::format("Raise the CPU limit of {} (resources.limits.cpu) to at "
+                    "least its peak usage, or drop the limit and keep the "
+                    "request.",
+                    pod.meta.pod),
+        "Match TensorFlow's thread pools to the limit "
+        "(tf.config.threading.set_inter_op_parallelism_threads / "
+        "set_intra_op_parallelism_threads), so bursts do not exhaust the "
+        "quota early in each period."};
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace trainscope::diagnosis

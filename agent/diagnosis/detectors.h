@@ -1,0 +1,62 @@
+#pragma once
+
+#include <vector>
+
+#include "diagnosis/diagnosis.h"
+#include "diagnosis/ps_share.h"
+#include "diagnosis/settings.h"
+#include "diagnosis/window.h"
+
+namespace trainscope::diagnosis {
+
+// Everything a detector may look at for one evaluation. Detectors are pure:
+// same input, same findings.
+struct DetectorInput {
+  const WindowStats& recent;            // the evaluation window
+  const WindowStats& baseline;          // the longer history (input_io_bound)
+  const std::vector<JobTraffic>& jobs;  // PS traffic of `recent`
+};
+
+// One file per detector; each appends findings for its kind.
+void DetectHotParameterServer(const DetectorInput& in, const HotPsSettings& s,
+                              std::vector<Finding>& out);
+void DetectPsCpuSaturated(const DetectorInput& in, const PsCpuSettings& s,
+                          std::vector<Finding>& out);
+void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
+                           const DiagnosisSettings& all,
+                           std::vector<Finding>& out);
+void DetectCpuThrottled(const DetectorInput& in, const ThrottleSettings& s,
+                        std::vector<Finding>& out);
+void DetectNetworkSaturated(const DetectorInput& in, const NetworkSettings& s,
+                            std::vector<Finding>& out);
+void DetectMemoryPressure(const DetectorInput& in, const MemorySettings& s,
+                          std::vector<Finding>& out);
+void DetectInputIoBound(const DetectorInput& in, const InputIoSettings& s,
+                        std::vector<Finding>& out);
+void DetectGpuUnderutilized(const DetectorInput& in, const GpuSettings& s,
+                            std::vector<Finding>& out);
+
+// The registry: every detector, in catalog order.
+std::vector<Finding> RunDetectors(const DetectorInput& in,
+                                  const DiagnosisSettings& settings);
+
+// How full a pod's link is in one direction: against its bandwidth
+// annotation, or against the node NIC counting only what the NIC really
+// carried (min of the pod's and the node's rate), so traffic between pods
+// on the same node never fills a NIC. Empty when no capacity is known.
+struct LinkUse {
+  double ratio = 0;
+  double bytes_per_second = 0;
+  double capacity_bytes_per_second = 0;
+  bool shaped = false;  // the annotation is the binding capacity
+};
+std::optional<LinkUse> LinkUtilization(const PodStats& pod, bool receive);
+
+// Shared helpers.
+Diagnosis NewDiagnosis(std::string_view kind, Severity severity,
+                       const PodMeta& meta);
+double Median(std::vector<double> values);
+// Rounds for evidence so reports stay readable (4 significant digits).
+double Round4(double v);
+
+}  // namespace trainscope::diagnosis

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainscope::diagnosis {
+
+// The catalog of DESIGN.md; the strings are a contract with test suites
+// outside this repository, so they live in one place.
+inline constexpr std::string_view kHotParameterServer = "hot_parameter_server";
+inline constexpr std::string_view kPsCpuSaturated =
+    "parameter_server_cpu_saturated";
+inline constexpr std::string_view kStragglerWorker = "straggler_worker";
+inline constexpr std::string_view kCpuThrottled = "cpu_throttled";
+inline constexpr std::string_view kNetworkSaturated = "network_saturated";
+inline constexpr std::string_view kMemoryPressure = "memory_pressure";
+inline constexpr std::string_view kInputIoBound = "input_io_bound";
+inline constexpr std::string_view kGpuUnderutilized = "gpu_underutilized";
+
+enum class Severity { kInfo, kWarning, kCritical };
+std::string_view SeverityName(Severity severity);
+
+struct Diagnosis {
+  std::string kind;
+  Severity severity = Severity::kWarning;
+  std::string namespace_name;
+  std::string training_job;
+  std::string pod;
+  // When the diagnosis entered (set by the engine, not by detectors).
+  std::chrono::system_clock::time_point since{};
+  std::string summary;
+  nlohmann::json evidence = nlohmann::json::object();
+  std::vector<std::string> recommendations;
+};
+
+// What a detector says about one (kind, pod) in one window. Detectors only
+// emit a finding while the value is at or beyond the exit threshold; the
+// engine reads "no finding" as "below exit".
+struct Finding {
+  enum class Level {
+    kEnter,  // at or beyond the enter threshold
+    kHold,   // between the exit and the enter threshold
+  };
+  Level level = Level::kEnter;
+  Diagnosis diagnosis;
+};
+
+// Identity of a diagnosis across windows.
+std::string DiagnosisKey(const Diagnosis& d);
+
+// The DESIGN.md report entry (`since` in RFC 3339).
+nlohmann::json DiagnosisJson(const Diagnosis& d);
+
+}  // namespace trainscope::diagnosis

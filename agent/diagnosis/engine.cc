@@ -1,0 +1,89 @@
+#include "diagnosis/engine.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+
+namespace trainscope::diagnosis {
+
+Engine::Engine(EngineSettings settings) : settings_(settings) {}
+
+std::vector<Transition> Engine::Update(
+    const std::vector<Finding>& findings,
+    std::chrono::system_clock::time_point now) {
+  std::vector<Transition> transitions;
+  std::set<std::string> seen;
+  for (const auto& f : findings) {
+    const std::string key = DiagnosisKey(f.diagnosis);
+    // Two findings for one key in one window (should not happen): the
+    // first wins, so one window never counts twice.
+    if (!seen.insert(key).second) continue;
+    State& st = states_[key];
+    const auto since = st.latest.since;
+    st.latest = f.diagnosis;
+    st.latest.since = since;
+    st.exit_streak = 0;
+    if (st.active) continue;
+    if (f.level == Finding::Level::kEnter) {
+      if (st.enter_streak++ == 0) st.streak_start = now;
+    } else {
+      st.enter_streak = 0;
+    }
+    if (st.enter_streak >= settings_.enter_windows) {
+      st.active = true;
+      // `since` is when the condition started to hold, not when the
+      // hysteresis let it through.
+      st.latest.since = st.streak_start;
+      spdlog::warn("[diagnosis] {} entered ({}) for {}/{}: {}", st.latest.kind,
+                   SeverityName(st.latest.severity), st.latest.namespace_name,
+                   st.latest.pod, st.latest.summary);
+      transitions.push_back({Transition::Type::kEntered, st.latest});
+    }
+  }
+  for (auto it = states_.begin(); it != states_.end();) {
+    State& st = it->second;
+    if (seen.count(it->first)) {
+      ++it;
+      continue;
+    }
+    st.enter_streak = 0;
+    if (!st.active) {
+      it = states_.erase(it);
+      continue;
+    }
+    if (++st.exit_streak >= settings_.exit_windows) {
+      spdlog::info("[diagnosis] {} cleared for {}/{} (active since {}s ago)",
+                   st.latest.kind, st.latest.namespace_name, st.latest.pod,
+                   std::chrono::duration_cast<std::chrono::seconds>(
+                       now - st.latest.since)
+                       .count());
+      transitions.push_back({Transition::Type::kCleared, st.latest});
+      it = states_.erase(it);
+      continue;
+    }
+    ++it;
+  }
+  return transitions;
+}
+
+std::vector<Diagnosis> Engine::Active() const {
+  std::vector<Diagnosis> out;
+  for (const auto& [key, st] : states_) {
+    if (st.active) out.push_back(st.latest);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Diagnosis& a, const Diagnosis& b) {
+                     if (a.severity != b.severity) {
+                       return a.severity > b.severity;
+                     }
+                     if (a.kind != b.kind) return a.kind < b.kind;
+                     if (a.namespace_name != b.namespace_name) {
+                       return a.namespace_name < b.namespace_name;
+                     }
+                     return a.pod < b.pod;
+                   });
+  return out;
+}
+
+}  // namespace trainscope::diagnosis

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "diagnosis/diagnosis.h"
+#include "diagnosis/settings.h"
+
+namespace trainscope::diagnosis {
+
+struct Transition {
+  enum class Type { kEntered, kCleared };
+  Type type;
+  Diagnosis diagnosis;
+};
+
+// Turns per-window findings into stable diagnoses: a diagnosis enters after
+// `enter_windows` consecutive windows at the enter level and clears after
+// `exit_windows` consecutive windows without a finding (below the exit
+// threshold). A value oscillating around either threshold therefore never
+// toggles it. Not thread-safe; the owner serializes Update and Active.
+class Engine {
+ public:
+  explicit Engine(EngineSettings settings = {});
+
+  // One window's findings, evaluated at `now`. Logs a warning line per
+  // entered diagnosis and an info line per cleared one.
+  std::vector<Transition> Update(const std::vector<Finding>& findings,
+                                 std::chrono::system_clock::time_point now);
+  // Active diagnoses, most severe first, then by kind and pod.
+  std::vector<Diagnosis> Active() const;
+
+ private:
+  struct State {
+    Diagnosis latest;
+    int enter_streak = 0;
+    int exit_streak = 0;
+    bool active = false;
+    std::chrono::system_clock::time_point streak_start{};
+  };
+
+  EngineSettings settings_;
+  std::map<std::string, State> states_;
+};
+
+}  // namespace trainscope::diagnosis

@@ -1,0 +1,44 @@
+// gpu_underutilized: GPUs are the expensive part of a training node; a pod
+// that holds them while its processes keep them idle waits on something else
+// (input, PS, CPU preprocessing).
+#include <fmt/format.h>
+
+#include "diagnosis/detectors.h"
+
+namespace trainscope::diagnosis {
+
+void DetectGpuUnderutilized(const DetectorInput& in, const GpuSettings& s,
+                            std::vector<Finding>& out) {
+  for (const auto& [key, pod] : in.recent.pods) {
+    if (pod.gpus == 0 || !pod.gpu_utilization_ratio) continue;
+    // A pod that does nothing at all (finished, waiting to start) is not
+    // wasting its GPUs in a way this detector can name.
+    if (!pod.cpu_cores || *pod.cpu_cores < s.active_cpu_cores) continue;
+    const double util = *pod.gpu_utilization_ratio;
+    if (util >= s.exit_utilization) continue;
+    Finding f;
+    f.level = util < s.enter_utilization ? Finding::Level::kEnter
+                                         : Finding::Level::kHold;
+    f.diagnosis = NewDiagnosis(kGpuUnderutilized, Severity::kWarning, pod.meta);
+    f.diagnosis.evidence = {{"gpu_utilization_ratio", Round4(util)},
+                            {"gpus", pod.gpus},
+                            {"cpu_cores", Round4(*pod.cpu_cores)}};
+    f.diagnosis.summary = fmt::format(
+        "{} keeps its {} GPU(s) {:.0f}% busy while its CPU works ({:.2f} "
+        "cores): the GPUs wait on input or communication.",
+        pod.meta.pod, pod.gpus, util * 100, *pod.cpu_cores);
+    f.diagnosis.recommendations = {
+        "Move preprocessing off the critical path: tf.data map(..., "
+        "num_parallel_calls=tf.data.AUTOTUNE), prefetch to the device "
+        "(tf.data.experimental.prefetch_to_device), or preprocess offline.",
+        "Raise the per-GPU batch size (or use mixed precision) so each step "
+        "keeps the GPU busy longer.",
+        "If a hot_parameter_server or network_saturated diagnosis is active "
+        "for the same job, fix that first: the GPU waits on the PS.",
+        "If the job cannot use the GPU, request fewer GPUs "
+        "(resources.limits nvidia.com/gpu)."};
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace trainscope::diagnosis

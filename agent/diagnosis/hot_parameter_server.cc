@@ -1,0 +1,176 @@
+// hot_parameter_server: one PS carries a disproportionate share of its job's
+// PS traffic (or CPU). The field story's root cause: round-robin placement
+// of whole variables puts one big embedding on one PS.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "diagnosis/detectors.h"
+
+namespace trainscope::diagnosis {
+namespace {
+
+// Share at which 2-4 PS count as skewed (3:1 for 2 PS, 2x fair otherwise).
+double RatioThreshold(size_t n, const HotPsSettings& s) {
+  return std::clamp(s.ratio_factor / static_cast<double>(n), s.min_share,
+                    s.max_share);
+}
+
+std::vector<std::string> Recommendations(const std::string& pod, size_t n) {
+  return {
+      fmt::format(
+          "Partition the large variable(s) held by {0} across all {1} PS: "
+          "TF1 variable_scope(partitioner=tf.compat.v1.fixed_size_partitioner("
+          "num_shards={1})) or tf.compat.v1.min_max_variable_partitioner("
+          "max_partitions={1}, min_slice_size=256 << 10); TF2 "
+          "ParameterServerStrategy(cluster_resolver, variable_partitioner="
+          "tf.distribute.experimental.partitioners.MinSizePartitioner("
+          "min_shard_bytes=256 << 10, max_shards={1})).",
+          pod, n),
+      fmt::format(
+          "If the job has many mid-size variables rather than one large one, "
+          "place them by size: tf.compat.v1.train.replica_device_setter("
+          "ps_tasks={0}, ps_strategy=tf.contrib.training."
+          "GreedyLoadBalancingStrategy({0}, tf.contrib.training."
+          "byte_size_load_fn)).",
+          n),
+      "Moving PS or worker pods between nodes (affinity, isolation) will not "
+      "help: the imbalance comes from which variables each PS holds, not "
+      "from where the pods run; adding PS does not help either until the "
+      "variable is partitioned."};
+}
+
+struct Verdict {
+  Finding::Level level = Finding::Level::kHold;
+  bool found = false;
+  std::string rule;
+};
+
+// Enter beats hold; the first rule to reach the higher level names it.
+void Raise(Verdict& v, Finding::Level level, const std::string& rule) {
+  if (v.found &&
+      (v.level == Finding::Level::kEnter || level == Finding::Level::kHold)) {
+    return;
+  }
+  v = {level, true, rule};
+}
+
+}  // namespace
+
+void DetectHotParameterServer(const DetectorInput& in, const HotPsSettings& s,
+                              std::vector<Finding>& out) {
+  for (const auto& job : in.jobs) {
+    const size_t n = job.ps_traffic.size();
+    if (n < 2) continue;
+    std::map<std::string, Verdict> verdicts;  // by PS key
+
+    // Traffic rule.
+    std::vector<double> shares;
+    for (const auto& t : job.ps_traffic) shares.push_back(t.share);
+    const double median = Median(shares);
+    std::vector<double> deviations;
+    for (double x : shares) deviations.push_back(std::fabs(x - median));
+    const double mad = std::max(Median(deviations), s.mad_floor_ratio * median);
+    const double fair = 1.0 / static_cast<double>(n);
+    for (const auto& t : job.ps_traffic) {
+      if (t.bytes_per_second < s.min_bytes_per_second) continue;
+      if (n < s.robust_from) {
+        const double enter = RatioThreshold(n, s);
+        if (t.share >= enter) {
+          Raise(verdicts[t.key], Finding::Level::kEnter, "ratio");
+        } else if (t.share >= enter - s.exit_margin) {
+          Raise(verdicts[t.key], Finding::Level::kHold, "ratio");
+        }
+      } else {
+        const double z = mad > 0 ? (t.share - median) / (1.4826 * mad) : 0;
+        if (z >= s.z_enter && t.share >= s.ratio_factor * fair) {
+          Raise(verdicts[t.key], Finding::Level::kEnter, "robust_z");
+        } else if (z >= s.z_exit && t.share >= 0.75 * s.ratio_factor * fair) {
+          Raise(verdicts[t.key], Finding::Level::kHold, "robust_z");
+        }
+      }
+    }
+
+    // CPU rule: among the job's PS that this window has CPU for.
+    std::vector<std::pair<std::string, double>> cpu;
+    double cpu_total = 0;
+    for (const auto& t : job.ps_traffic) {
+      auto it = in.recent.pods.find(t.key);
+      if (it == in.recent.pods.end() || !it->second.cpu_cores) continue;
+      cpu.emplace_back(t.key, *it->second.cpu_cores);
+      cpu_total += *it->second.cpu_cores;
+    }
+    if (cpu.size() >= 2 && cpu.size() == n && cpu_total > 0) {
+      auto top = std::max_element(
+          cpu.begin(), cpu.end(),
+          [](const auto& a, const auto& b) { return a.second < b.second; });
+      bool others_idle = true;
+      for (const auto& [key, cores] : cpu) {
+        if (key != top->first && cores >= s.idle_cores) others_idle = false;
+      }
+      const double share = top->second / cpu_total;
+      const double enter = RatioThreshold(std::min(n, s.robust_from - 1), s);
+      if (others_idle && top->second >= s.min_cpu_cores) {
+        if (share >= enter) {
+          Raise(verdicts[top->first], Finding::Level::kEnter, "cpu");
+        } else if (share >= enter - s.exit_margin) {
+          Raise(verdicts[top->first], Finding::Level::kHold, "cpu");
+        }
+      }
+    }
+
+    for (const auto& [key, verdict] : verdicts) {
+      const PsTraffic* hot = nullptr;
+      for (const auto& t : job.ps_traffic) {
+        if (t.key == key) hot = &t;
+      }
+      PodMeta meta;
+      if (auto it = in.recent.pods.find(key); it != in.recent.pods.end()) {
+        meta = it->second.meta;
+      } else {
+        meta.namespace_name = job.namespace_name;
+        meta.pod = hot ? hot->pod : key;
+      }
+      meta.training_job = job.training_job;
+      Finding f;
+      f.level = verdict.level;
+      f.diagnosis = NewDiagnosis(kHotParameterServer, Severity::kWarning, meta);
+      nlohmann::json per_ps = nlohmann::json::object();
+      for (const auto& t : job.ps_traffic) {
+        nlohmann::json e = {{"share", Round4(t.share)},
+                            {"bytes_per_second", Round4(t.bytes_per_second)}};
+        if (auto it = in.recent.pods.find(t.key);
+            it != in.recent.pods.end() && it->second.cpu_cores) {
+          e["cpu_cores"] = Round4(*it->second.cpu_cores);
+        }
+        per_ps[t.pod] = std::move(e);
+      }
+      const double share = hot ? hot->share : 0;
+      f.diagnosis.evidence = {
+          {"rule", verdict.rule},
+          {"ps_count", n},
+          {"share", Round4(share)},
+          {"fair_share", Round4(fair)},
+          {"job_ps_bytes_per_second", Round4(job.total_bytes_per_second)},
+          {"measured_from", job.perspective},
+          {"ps", std::move(per_ps)}};
+      if (verdict.rule == "cpu") {
+        f.diagnosis.summary = fmt::format(
+            "{} does nearly all of job {}'s parameter-server CPU work while "
+            "the other {} PS sit idle.",
+            meta.pod, job.training_job, n - 1);
+      } else {
+        f.diagnosis.summary = fmt::format(
+            "{} carries {:.0f}% of job {}'s parameter-server traffic "
+            "({} PS, fair share {:.0f}%).",
+            meta.pod, share * 100, job.training_job, n, fair * 100);
+      }
+      f.diagnosis.recommendations = Recommendations(meta.pod, n);
+      out.push_back(std::move(f));
+    }
+  }
+}
+
+}  // namespace trainscope::diagnosis

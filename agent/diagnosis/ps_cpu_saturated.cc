@@ -1,0 +1,51 @@
+// parameter_server_cpu_saturated: a PS that uses (nearly) all the CPU it may
+// use serves every worker late; the whole job waits on it.
+#include <fmt/format.h>
+
+#include "diagnosis/detectors.h"
+
+namespace trainscope::diagnosis {
+
+void DetectPsCpuSaturated(const DetectorInput& in, const PsCpuSettings& s,
+                          std::vector<Finding>& out) {
+  for (const auto& [key, pod] : in.recent.pods) {
+    if (pod.meta.role != Role::kPs || !pod.cpu_cores) continue;
+    std::optional<double> capacity = pod.cpu_limit_cores;
+    const bool limited = capacity.has_value();
+    if (!capacity) capacity = pod.node_cpu_count;
+    if (!capacity || *capacity <= 0) continue;
+    const double ratio = *pod.cpu_cores / *capacity;
+    if (ratio < s.exit_ratio) continue;
+    Finding f;
+    f.level =
+        ratio >= s.enter_ratio ? Finding::Level::kEnter : Finding::Level::kHold;
+    f.diagnosis = NewDiagnosis(kPsCpuSaturated, Severity::kCritical, pod.meta);
+    f.diagnosis.evidence = {
+        {"cpu_cores", Round4(*pod.cpu_cores)},
+        {limited ? "cpu_limit_cores" : "node_cpu_count", Round4(*capacity)},
+        {"utilization_ratio", Round4(ratio)}};
+    if (pod.throttled_ratio) {
+      f.diagnosis.evidence["throttled_ratio"] = Round4(*pod.throttled_ratio);
+    }
+    f.diagnosis.summary = fmt::format(
+        "Parameter server {} uses {:.0f}% of its {} ({:.2f} of {:g} cores); "
+        "every worker waits on it.",
+        pod.meta.pod, ratio * 100, limited ? "CPU limit" : "node's cores",
+        *pod.cpu_cores, *capacity);
+    f.diagnosis.recommendations = {
+        limited ? fmt::format("Raise the CPU limit of {} (resources.limits.cpu,"
+                              " now {:g}) or remove it for PS pods.",
+                              pod.meta.pod, *capacity)
+                : fmt::format("Give {} a node with more free cores, or keep "
+                              "other busy pods off its node.",
+                              pod.meta.pod),
+        "Add parameter servers and partition the variables over them, so the "
+        "update work is shared (fixed_size_partitioner / MinSizePartitioner "
+        "with max_shards = number of PS).",
+        "If this PS is also reported as hot_parameter_server, partitioning "
+        "fixes both; more CPU alone only moves the limit."};
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace trainscope::diagnosis

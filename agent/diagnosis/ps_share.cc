@@ -1,0 +1,131 @@
+#include "diagnosis/ps_share.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+namespace trainscope::diagnosis {
+namespace {
+
+bool IsWorkerRole(Role r) {
+  return r == Role::kWorker || r == Role::kChief || r == Role::kMaster;
+}
+
+std::string NameOf(const std::string& key) {
+  auto slash = key.find('/');
+  return slash == std::string::npos ? key : key.substr(slash + 1);
+}
+
+Role PeerRole(const WindowStats& stats, const std::string& peer) {
+  if (auto it = stats.pods.find(peer); it != stats.pods.end()) {
+    return it->second.meta.role;
+  }
+  if (auto it = stats.peer_roles.find(peer); it != stats.peer_roles.end()) {
+    return it->second;
+  }
+  return Role::kUnknown;
+}
+
+}  // namespace
+
+std::vector<JobTraffic> ComputeJobTraffic(const WindowStats& stats) {
+  using JobId = std::pair<std::string, std::string>;
+  std::map<JobId, JobTraffic> jobs;
+  std::map<JobId, std::map<std::string, double>> from_workers, from_ps;
+  for (const auto& [key, pod] : stats.pods) {
+    const auto& m = pod.meta;
+    if (m.training_job.empty()) continue;
+    JobId id{m.namespace_name, m.training_job};
+    JobTraffic& job = jobs[id];
+    job.namespace_name = m.namespace_name;
+    job.training_job = m.training_job;
+    if (m.role == Role::kPs) job.ps.push_back(m.pod);
+    if (IsWorkerRole(m.role)) job.workers.push_back(m.pod);
+    if (IsWorkerRole(m.role)) {
+      double exchange = 0;
+      bool any = false;
+      for (const auto& [peer, rate] : pod.peer_rates) {
+        if (PeerRole(stats, peer) != Role::kPs) continue;
+        // A PS of another job (known locally) is not this job's PS.
+        if (auto it = stats.pods.find(peer);
+            it != stats.pods.end() && !it->second.meta.training_job.empty() &&
+            it->second.meta.training_job != m.training_job) {
+          continue;
+        }
+        double bytes = rate.receive_bytes + rate.transmit_bytes;
+        from_workers[id][peer] += bytes;
+        exchange += bytes;
+        any = true;
+      }
+      // Only workers seen talking to a PS (even at 0 bytes/s now) count:
+      // one whose flows show no PS at all tells nothing about its exchange.
+      if (any) job.worker_exchange[key] = exchange;
+    }
+    if (m.role == Role::kPs) {
+      double own = 0;
+      for (const auto& [peer, rate] : pod.peer_rates) {
+        if (PeerRole(stats, peer) == Role::kPs) continue;
+        own += rate.receive_bytes + rate.transmit_bytes;
+      }
+      if (!pod.peer_rates.empty()) from_ps[id][key] = own;
+    }
+  }
+  std::vector<JobTraffic> out;
+  for (auto& [id, job] : jobs) {
+    std::map<std::string, double>* source = nullptr;
+    if (auto it = from_workers.find(id); it != from_workers.end()) {
+      source = &it->second;
+      job.perspective = "workers";
+    } else if (auto it2 = from_ps.find(id); it2 != from_ps.end()) {
+      source = &it2->second;
+      job.perspective = "ps";
+    }
+    if (source) {
+      for (const auto& [key, bytes] : *source)
+        job.total_bytes_per_second += bytes;
+      for (const auto& [key, bytes] : *source) {
+        PsTraffic t{key, NameOf(key), bytes, 0};
+        if (job.total_bytes_per_second > 0) {
+          t.share = bytes / job.total_bytes_per_second;
+        }
+        job.ps_traffic.push_back(std::move(t));
+      }
+      // Local PS the workers never reached still count, with share 0.
+      std::set<std::string> seen;
+      for (const auto& t : job.ps_traffic) seen.insert(t.pod);
+      for (const auto& ps : job.ps) {
+        if (!seen.count(ps)) {
+          job.ps_traffic.push_back({PodKey(id.first, ps), ps, 0, 0});
+        }
+      }
+      std::sort(
+          job.ps_traffic.begin(), job.ps_traffic.end(),
+          [](const PsTraffic& a, const PsTraffic& b) { return a.pod < b.pod; });
+    }
+    std::sort(job.ps.begin(), job.ps.end());
+    std::sort(job.workers.begin(), job.workers.end());
+    out.push_back(std::move(job));
+  }
+  return out;
+}
+
+}  // namespace trainscope::diagnosis
+
+namespace trainscope::diagnosis {
+
+std::optional<double> WorkerPsExchange(const WindowStats& stats,
+                                       const std::string& key) {
+  auto it = stats.pods.find(key);
+  if (it == stats.pods.end() || it->second.peer_rates.empty()) {
+    return std::nullopt;
+  }
+  double sum = 0;
+  for (const auto& [peer, rate] : it->second.peer_rates) {
+    if (PeerRole(stats, peer) == Role::kPs) {
+      sum += rate.receive_bytes + rate.transmit_bytes;
+    }
+  }
+  return sum;
+}
+
+}  // namespace trainscope::diagnosis

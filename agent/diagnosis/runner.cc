@@ -1,0 +1,30 @@
+#include "diagnosis/runner.h"
+
+#include "diagnosis/snapshot_window.h"
+
+namespace trainscope::diagnosis {
+
+DiagnosisRunner::DiagnosisRunner(std::string node, DiagnosisSettings settings)
+    : node_(std::move(node)), settings_(settings), engine_(settings.engine) {}
+
+void DiagnosisRunner::Update(
+    const std::vector<std::shared_ptr<const Snapshot>>& history) {
+  if (history.empty() || !history.back()) return;
+  Evaluation ev = Evaluate(WindowFromSnapshots(history, node_), settings_);
+  std::lock_guard lock(mu_);
+  engine_.Update(ev.findings, history.back()->taken_at);
+  active_ = engine_.Active();
+  jobs_ = std::move(ev.jobs);
+}
+
+std::vector<Diagnosis> DiagnosisRunner::Active() const {
+  std::lock_guard lock(mu_);
+  return active_;
+}
+
+std::vector<JobTraffic> DiagnosisRunner::Jobs() const {
+  std::lock_guard lock(mu_);
+  return jobs_;
+}
+
+}  // namespace trainscope::diagnosis

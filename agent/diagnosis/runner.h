@@ -1,0 +1,34 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "diagnosis/analysis.h"
+#include "trainscope/snapshot.h"
+
+namespace trainscope::diagnosis {
+
+// The node view: the agent hands it its history after every sample; it runs
+// the detectors through the engine and keeps what the report and /metrics
+// read. Thread-safe (the sampler writes, HTTP handlers read).
+class DiagnosisRunner {
+ public:
+  DiagnosisRunner(std::string node, DiagnosisSettings settings = {});
+
+  // `history` oldest first, the newest snapshot last.
+  void Update(const std::vector<std::shared_ptr<const Snapshot>>& history);
+  std::vector<Diagnosis> Active() const;
+  std::vector<JobTraffic> Jobs() const;
+
+ private:
+  const std::string node_;
+  const DiagnosisSettings settings_;
+  mutable std::mutex mu_;
+  Engine engine_;
+  std::vector<Diagnosis> active_;
+  std::vector<JobTraffic> jobs_;
+};
+
+}  // namespace trainscope::diagnosis

@@ -1,0 +1,148 @@
+#include "diagnosis/snapshot_window.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <unordered_map>
+
+#include "diagnosis/bandwidth.h"
+
+namespace trainscope::diagnosis {
+namespace {
+
+std::optional<double> AsDouble(const std::optional<uint64_t>& v) {
+  if (!v) return std::nullopt;
+  return static_cast<double>(*v);
+}
+
+PodMeta MetaOf(const PodInfo& pod, const std::string& node) {
+  PodMeta m;
+  m.namespace_name = pod.namespace_name;
+  m.pod = pod.name;
+  m.training_job = pod.training_job;
+  m.role = pod.role;
+  m.node = pod.node.empty() ? node : pod.node;
+  m.spec_cpu_limit_cores = pod.spec_cpu_limit_cores;
+  if (pod.spec_memory_limit_bytes) {
+    m.spec_memory_limit_bytes =
+        static_cast<double>(*pod.spec_memory_limit_bytes);
+  }
+  if (auto it = pod.annotations.find("kubernetes.io/ingress-bandwidth");
+      it != pod.annotations.end()) {
+    m.ingress_limit_bytes_per_second = ParseBandwidthAnnotation(it->second);
+  }
+  if (auto it = pod.annotations.find("kubernetes.io/egress-bandwidth");
+      it != pod.annotations.end()) {
+    m.egress_limit_bytes_per_second = ParseBandwidthAnnotation(it->second);
+  }
+  return m;
+}
+
+PodPoint PointOf(double t, const PodSample& s) {
+  const CgroupSample& c = s.cgroup;
+  PodPoint p;
+  p.t = t;
+  p.instance = s.uid;
+  p.cpu_usage_seconds = c.cpu.usage_seconds;
+  p.cpu_periods = AsDouble(c.cpu.periods);
+  p.cpu_throttled_periods = AsDouble(c.cpu.throttled_periods);
+  p.cpu_limit_cores = c.cpu.limit_cores;
+  p.memory_working_set_bytes = AsDouble(c.memory.working_set_bytes);
+  p.memory_limit_bytes = AsDouble(c.memory.limit_bytes);
+  p.oom_events = AsDouble(c.memory.oom_events);
+  p.io_read_bytes = AsDouble(c.io.read_bytes);
+  p.io_pressure_some_seconds = c.io_pressure.some_seconds;
+  p.memory_pressure_some_seconds = c.memory_pressure.some_seconds;
+  if (s.network) {
+    p.network_receive_bytes = static_cast<double>(s.network->receive_bytes);
+    p.network_transmit_bytes = static_cast<double>(s.network->transmit_bytes);
+  }
+  return p;
+}
+
+// Per pod: the mean over its GPUs of the summed utilization of its
+// containers' processes on each GPU (capped at 1 like the collector does).
+void AddGpuUsage(const Snapshot& snap, std::map<std::string, PodPoint>& pts,
+                 const std::unordered_map<std::string, std::string>& keys) {
+  std::map<std::string, std::map<unsigned, double>> per_pod;
+  for (const auto& u : snap.gpu_pods) {
+    if (!u.utilization_ratio) continue;
+    auto k = keys.find(u.pod_uid);
+    if (k == keys.end()) continue;
+    double& v = per_pod[k->second][u.gpu_index];
+    v = std::min(1.0, v + *u.utilization_ratio);
+  }
+  for (auto& [key, gpus] : per_pod) {
+    auto it = pts.find(key);
+    if (it == pts.end() || gpus.empty()) continue;
+    double sum = 0;
+    for (const auto& [_, v] : gpus) sum += v;
+    it->second.gpu_utilization_ratio = sum / static_cast<double>(gpus.size());
+    it->second.gpus = static_cast<unsigned>(gpus.size());
+  }
+}
+
+}  // namespace
+
+Window WindowFromSnapshots(
+    const std::vector<std::shared_ptr<const Snapshot>>& snapshots,
+    const std::string& node) {
+  Window w;
+  for (const auto& snap : snapshots) {
+    if (!snap) continue;
+    const double t =
+        std::chrono::duration<double>(snap->taken_at.time_since_epoch())
+            .count();
+    std::unordered_map<std::string, std::string> keys;  // uid -> ns/pod
+    std::unordered_map<std::string, const PodInfo*> infos;
+    if (snap->pods) {
+      for (const auto& pod : *snap->pods) {
+        keys[pod.uid] = PodKey(pod.namespace_name, pod.name);
+        infos[pod.uid] = &pod;
+      }
+    }
+    std::map<std::string, PodPoint> points;
+    for (const auto& [uid, sample] : snap->pod_samples) {
+      auto info = infos.find(uid);
+      if (info == infos.end()) continue;
+      const std::string& key = keys[uid];
+      points[key] = PointOf(t, sample);
+      // Newer snapshots overwrite: identity and limits as last known.
+      w.pods[key].meta = MetaOf(*info->second, node);
+    }
+    for (const auto& pt : snap->peer_traffic) {
+      auto k = keys.find(pt.pod_uid);
+      if (k == keys.end() || pt.peer_pod.empty()) continue;
+      auto p = points.find(k->second);
+      if (p == points.end()) continue;
+      const std::string peer = PodKey(pt.peer_namespace, pt.peer_pod);
+      PeerCounters& c = p->second.peers[peer];
+      c.receive_bytes += static_cast<double>(pt.receive_bytes);
+      c.transmit_bytes += static_cast<double>(pt.transmit_bytes);
+      if (pt.peer_role != Role::kUnknown) w.peer_roles[peer] = pt.peer_role;
+    }
+    AddGpuUsage(*snap, points, keys);
+    for (auto& [key, p] : points) w.pods[key].points.push_back(std::move(p));
+
+    NodeMeta meta;
+    if (snap->node.cpu_count) meta.cpu_count = *snap->node.cpu_count;
+    NodePoint np;
+    np.t = t;
+    for (const auto& nic : snap->node.nics) {
+      np.receive_bytes += static_cast<double>(nic.counters.receive_bytes);
+      np.transmit_bytes += static_cast<double>(nic.counters.transmit_bytes);
+    }
+    if (!snap->node.nics.empty()) w.node_points[node].push_back(np);
+    for (const auto& nic : snap->node.nics) {
+      if (nic.speed_bytes_per_second &&
+          (!meta.nic_speed_bytes_per_second ||
+           *nic.speed_bytes_per_second > *meta.nic_speed_bytes_per_second)) {
+        meta.nic_speed_bytes_per_second = nic.speed_bytes_per_second;
+      }
+    }
+    w.nodes[node] = meta;
+  }
+  return w;
+}
+
+}  // namespace trainscope::diagnosis

@@ -1,0 +1,140 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainscope/pod.h"
+
+namespace trainscope::diagnosis {
+
+// The detectors' input model. Both the agent (from Snapshots) and the
+// cluster view (from Prometheus series) translate into it, so the same
+// detectors run on both. Pods and peers are keyed "namespace/pod" because
+// that is all a peer series and a Prometheus series share.
+
+struct PeerCounters {
+  double receive_bytes = 0;
+  double transmit_bytes = 0;
+};
+
+// One pod at one instant. Counters are cumulative as read; empty = not read.
+struct PodPoint {
+  double t = 0;  // seconds, any epoch shared by the whole window
+  // The pod's incarnation (UID); a change means it restarted and its
+  // counters started again.
+  std::string instance;
+  std::optional<double> cpu_usage_seconds;
+  std::optional<double> cpu_periods;
+  std::optional<double> cpu_throttled_periods;
+  std::optional<double> cpu_limit_cores;  // gauge; empty = unlimited/unknown
+  std::optional<double> memory_working_set_bytes;  // gauge
+  std::optional<double> memory_limit_bytes;        // gauge
+  std::optional<double> oom_events;
+  std::optional<double> io_read_bytes;
+  std::optional<double> io_pressure_some_seconds;
+  std::optional<double> memory_pressure_some_seconds;
+  std::optional<double> network_receive_bytes;
+  std::optional<double> network_transmit_bytes;
+  std::optional<double> gpu_utilization_ratio;  // gauge, mean over its GPUs
+  unsigned gpus = 0;
+  std::map<std::string, PeerCounters> peers;  // by "namespace/pod"
+};
+
+struct PodMeta {
+  std::string namespace_name;
+  std::string pod;
+  std::string training_job;
+  Role role = Role::kUnknown;
+  std::string node;
+  std::optional<double> spec_cpu_limit_cores;
+  std::optional<double> spec_memory_limit_bytes;
+  // kubernetes.io/ingress-bandwidth / egress-bandwidth, in bytes/s.
+  std::optional<double> ingress_limit_bytes_per_second;
+  std::optional<double> egress_limit_bytes_per_second;
+};
+
+struct NodeMeta {
+  std::optional<double> cpu_count;
+  // Fastest physical NIC (bytes/s); empty when no driver reports a speed.
+  std::optional<double> nic_speed_bytes_per_second;
+};
+
+// The node's physical NICs at one instant: cumulative bytes summed over the
+// NICs. Pod counters include traffic to pods on the same node, which never
+// touches the NIC; the node's own rate tells the two apart.
+struct NodePoint {
+  double t = 0;
+  double receive_bytes = 0;
+  double transmit_bytes = 0;
+};
+
+struct PodTimeline {
+  PodMeta meta;
+  std::vector<PodPoint> points;  // oldest first
+};
+
+struct Window {
+  std::map<std::string, PodTimeline> pods;  // by "namespace/pod"
+  // Roles of peers (known pods or not): a remote PS is a PS.
+  std::map<std::string, Role> peer_roles;
+  std::map<std::string, NodeMeta> nodes;
+  std::map<std::string, std::vector<NodePoint>> node_points;  // oldest first
+};
+
+std::string PodKey(const std::string& namespace_name, const std::string& pod);
+
+// Rates and levels of one pod over a window. Empty where the window holds
+// fewer than two usable points of the input.
+struct PodStats {
+  PodMeta meta;
+  double span_seconds = 0;
+  std::optional<double> cpu_cores;
+  std::optional<double> cpu_limit_cores;  // cgroup, else spec
+  std::optional<double> node_cpu_count;
+  std::optional<double> cpu_periods;  // increase over the window
+  std::optional<double> throttled_ratio;
+  std::optional<double> memory_working_set_bytes;  // mean
+  std::optional<double> memory_limit_bytes;        // cgroup, else spec
+  std::optional<double> oom_kills;                 // increase
+  std::optional<double> io_read_bytes_per_second;
+  std::optional<double> io_pressure_ratio;      // PSI some seconds / second
+  std::optional<double> memory_pressure_ratio;  // PSI some seconds / second
+  std::optional<double> receive_bytes_per_second;
+  std::optional<double> transmit_bytes_per_second;
+  // The pod's node: NIC speed and the NICs' own rates.
+  std::optional<double> node_nic_speed_bytes_per_second;
+  std::optional<double> node_receive_bytes_per_second;
+  std::optional<double> node_transmit_bytes_per_second;
+  std::optional<double> gpu_utilization_ratio;  // mean
+  unsigned gpus = 0;
+  std::map<std::string, PeerCounters> peer_rates;  // bytes/s by peer
+};
+
+struct WindowStats {
+  std::map<std::string, PodStats> pods;
+  std::map<std::string, Role> peer_roles;
+};
+
+// Per-second increase of a counter over the points: the sum of increases
+// between consecutive usable points divided by the time they cover. An
+// interval where the counter went down or the instance changed (reset,
+// restart) counts neither bytes nor time, so a restart never produces a
+// negative or inflated rate.
+std::optional<double> CounterRate(const std::vector<PodPoint>& points,
+                                  std::optional<double> PodPoint::*field);
+// The same increase without dividing by time.
+std::optional<double> CounterIncrease(const std::vector<PodPoint>& points,
+                                      std::optional<double> PodPoint::*field);
+std::optional<double> GaugeMean(const std::vector<PodPoint>& points,
+                                std::optional<double> PodPoint::*field);
+std::optional<double> GaugeLast(const std::vector<PodPoint>& points,
+                                std::optional<double> PodPoint::*field);
+
+WindowStats ComputeStats(const Window& window);
+
+// The last `count` points of every pod (a sub-window of a longer window).
+Window Tail(const Window& window, size_t count);
+
+}  // namespace trainscope::diagnosis

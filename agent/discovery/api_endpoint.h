@@ -1,0 +1,32 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "trainscope/status.h"
+
+namespace trainscope {
+
+// Where the Kubernetes API lives: "https://10.96.0.1:443" or, through
+// `kubectl proxy` or a test server, "http://127.0.0.1:8001/some/prefix".
+struct ApiEndpoint {
+  std::string scheme;  // "http" or "https"
+  std::string host;    // IPv6 literals without brackets
+  int port = 0;
+  std::string base_path;  // "" or "/prefix" (no trailing slash)
+
+  // "scheme://host:port", as httplib::Client wants it.
+  std::string Origin() const;
+};
+
+Status ParseApiUrl(std::string_view url, ApiEndpoint* out);
+
+// Percent-encodes a query value (RFC 3986 unreserved characters pass).
+std::string UrlEncode(std::string_view value);
+
+// The pods collection, optionally limited to one node, plus extra query
+// parameters already encoded ("watch=true&...").
+std::string PodsPath(const ApiEndpoint& endpoint, std::string_view node_name,
+                     std::string_view extra_query);
+
+}  // namespace trainscope

@@ -1,0 +1,94 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "discovery/api_endpoint.h"
+#include "discovery/pod_source.h"
+#include "discovery/roles.h"
+#include "discovery/stop_signal.h"
+#include "trainscope/pod.h"
+
+namespace httplib {
+class Client;
+}
+
+namespace trainscope {
+
+struct ApiServerSourceOptions {
+  std::string api_url;     // "https://10.96.0.1:443", "http://127.0.0.1:8001"
+  std::string token_file;  // "" sends no Authorization header
+  std::string ca_file;     // "" uses the system trust store (https only)
+  std::string node_name;   // "" lists every pod of the cluster
+  std::vector<LabelScheme> label_schemes = DefaultLabelSchemes();
+  std::chrono::milliseconds backoff_initial{500};
+  std::chrono::milliseconds backoff_max{30000};
+  // timeoutSeconds asked of the server; the watch is then renewed from the
+  // last resourceVersion without a re-list.
+  std::chrono::seconds watch_timeout{300};
+  std::chrono::seconds request_timeout{30};
+  std::chrono::seconds connect_timeout{3};
+};
+
+// `apiserver` discovery: list, then watch, the node's pods. Any failure keeps
+// the last known pods, counts an error and re-lists after an exponential
+// backoff; a dead API server therefore never empties the pod table.
+class ApiServerSource : public PodSource {
+ public:
+  ApiServerSource(ApiServerSourceOptions options, PodTable& table);
+  ~ApiServerSource() override;
+
+  std::string_view name() const override { return "apiserver"; }
+  Status Start() override;
+  void Stop() override;
+  DiscoveryStats stats() const override;
+
+ private:
+  enum class WatchEnd { kClean, kGone, kStopped, kError };
+
+  void Run();
+  void RunOnce(bool* need_list, std::chrono::milliseconds* backoff);
+  Status List();
+  WatchEnd Watch(Status* error);
+  Status ApplyEvent(std::string_view line, bool* gone);
+  void Publish();
+  void RecordError(const std::string& message,
+                   std::chrono::milliseconds retry_in);
+  void MarkSuccess();
+  // Fresh client per request: the token may have rotated and a stopped
+  // client cannot be reused.
+  std::unique_ptr<httplib::Client> MakeClient(
+      std::chrono::seconds read_timeout) const;
+  Status AuthHeader(std::string* header) const;
+  // Registers the in-flight client so Stop() can shut its socket down;
+  // false when stopping already.
+  bool BeginRequest(httplib::Client* client);
+  void EndRequest();
+
+  const ApiServerSourceOptions options_;
+  ApiEndpoint endpoint_;
+  PodTable& table_;
+  StopSignal stop_;
+  std::thread thread_;
+
+  // Owned by the worker thread.
+  std::map<std::string, PodInfo> pods_;  // by uid
+  std::string resource_version_;
+  bool failing_ = false;  // since the last successful list
+
+  std::mutex client_mu_;
+  httplib::Client* in_flight_ = nullptr;
+  std::mutex exit_mu_;
+  std::condition_variable exit_cv_;
+  bool exited_ = false;
+
+  mutable std::mutex stats_mu_;
+  DiscoveryStats stats_;
+};
+
+}  // namespace trainscope

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "discovery/roles.h"
+
+namespace trainscope {
+
+// Everything the agent's flags say about pod discovery.
+struct DiscoveryConfig {
+  std::string mode = "apiserver";  // apiserver | file | cgroup
+  std::string node_name;           // "" = all pods (apiserver mode)
+  std::string pod_file;            // file mode
+  // apiserver mode: an explicit URL, else in-cluster from
+  // KUBERNETES_SERVICE_HOST/PORT and the service-account directory.
+  std::string kube_api;
+  std::string kube_token_file;  // default in-cluster: <sa dir>/token
+  std::string kube_ca_file;     // default in-cluster: <sa dir>/ca.crt
+  std::string service_account_dir =
+      "/var/run/secrets/kubernetes.io/serviceaccount";
+  std::vector<LabelScheme> label_schemes = DefaultLabelSchemes();
+  // How often file and cgroup modes look for changes.
+  std::chrono::milliseconds rescan_interval{1000};
+  // apiserver mode: retry delay after a failure, doubling up to the cap and
+  // reset by the next successful list.
+  std::chrono::milliseconds backoff_initial{500};
+  std::chrono::milliseconds backoff_max{30000};
+  std::chrono::seconds watch_timeout{300};
+};
+
+}  // namespace trainscope

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "discovery/pod_source.h"
+#include "discovery/roles.h"
+#include "discovery/stop_signal.h"
+#include "trainscope/pod.h"
+
+namespace trainscope {
+
+struct PodFileSourceOptions {
+  std::filesystem::path path;
+  std::chrono::milliseconds poll_interval{1000};
+  std::vector<LabelScheme> label_schemes = DefaultLabelSchemes();
+};
+
+// `file` discovery: a PodList JSON file, re-read whenever its mtime, size or
+// inode changes (editors and `mv` replace the inode). A bad version of the
+// file keeps the last good list.
+class PodFileSource : public PodSource {
+ public:
+  PodFileSource(PodFileSourceOptions options, PodTable& table);
+  ~PodFileSource() override;
+
+  std::string_view name() const override { return "file"; }
+  Status Start() override;
+  void Stop() override;
+  DiscoveryStats stats() const override;
+
+ private:
+  struct FileVersion {
+    bool exists = false;
+    std::filesystem::file_time_type mtime{};
+    uintmax_t size = 0;
+    uintmax_t inode = 0;
+    bool operator==(const FileVersion&) const = default;
+  };
+
+  FileVersion CurrentVersion() const;
+  // Reads and publishes; on failure leaves the table untouched.
+  Status Load();
+  void Run();
+  void RecordError(const std::string& message);
+
+  const PodFileSourceOptions options_;
+  PodTable& table_;
+  StopSignal stop_;
+  std::thread thread_;
+  FileVersion seen_;  // owned by the thread after Start
+
+  mutable std::mutex stats_mu_;
+  DiscoveryStats stats_;
+};
+
+}  // namespace trainscope

@@ -1,0 +1,412 @@
+#include "discovery/pod_json.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+namespace trainscope {
+namespace {
+
+using nlohmann::json;
+
+std::string TypeError(const std::string& path, const char* want,
+                      const json& got) {
+  return path + ": expected " + want + ", got " + got.type_name();
+}
+
+std::string Join(const std::string& path, const char* key) {
+  return path.empty() ? std::string(key) : path + "." + key;
+}
+
+// Reads obj[key] into *out when present and not null. Returns false (and
+// fills *error) only on a type mismatch, so optional fields stay optional.
+bool OptString(const json& obj, const char* key, const std::string& path,
+               std::string* out, std::string* error) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return true;
+  if (!it->is_string()) {
+    *error = TypeError(Join(path, key), "string", *it);
+    return false;
+  }
+  *out = it->get<std::string>();
+  return true;
+}
+
+// An optional object member: nullptr when absent or null.
+bool OptObject(const json& obj, const char* key, const std::string& path,
+               const json** out, std::string* error) {
+  *out = nullptr;
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return true;
+  if (!it->is_object()) {
+    *error = TypeError(Join(path, key), "object", *it);
+    return false;
+  }
+  *out = &*it;
+  return true;
+}
+
+bool OptArray(const json& obj, const char* key, const std::string& path,
+              const json** out, std::string* error) {
+  *out = nullptr;
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return true;
+  if (!it->is_array()) {
+    *error = TypeError(Join(path, key), "array", *it);
+    return false;
+  }
+  *out = &*it;
+  return true;
+}
+
+bool StringMap(const json& obj, const char* key, const std::string& path,
+               std::map<std::string, std::string>* out, std::string* error) {
+  const json* map = nullptr;
+  if (!OptObject(obj, key, path, &map, error)) return false;
+  if (map == nullptr) return true;
+  for (const auto& [k, v] : map->items()) {
+    if (!v.is_string()) {
+      *error = TypeError(Join(path, key) + "." + k, "string", v);
+      return false;
+    }
+    (*out)[k] = v.get<std::string>();
+  }
+  return true;
+}
+
+bool ParseMetadata(const json& pod, PodInfo* out, std::string* error) {
+  const json* meta = nullptr;
+  if (!OptObject(pod, "metadata", "", &meta, error)) return false;
+  if (meta == nullptr) {
+    *error = "metadata: missing";
+    return false;
+  }
+  const std::string path = "metadata";
+  if (!OptString(*meta, "name", path, &out->name, error) ||
+      !OptString(*meta, "namespace", path, &out->namespace_name, error) ||
+      !OptString(*meta, "uid", path, &out->uid, error) ||
+      !StringMap(*meta, "labels", path, &out->labels, error) ||
+      !StringMap(*meta, "annotations", path, &out->annotations, error)) {
+    return false;
+  }
+  if (out->name.empty()) {
+    *error = "metadata.name: missing";
+    return false;
+  }
+  if (out->uid.empty()) {
+    *error = "metadata.uid: missing (pod " + out->name + ")";
+    return false;
+  }
+  return true;
+}
+
+// Sums one resource over all containers; empty as soon as one container has
+// no limit, because then the pod as a whole is unlimited.
+struct LimitSum {
+  double total = 0;
+  bool all_set = true;
+  void Add(std::optional<double> value) {
+    if (value) {
+      total += *value;
+    } else {
+      all_set = false;
+    }
+  }
+};
+
+bool ParseContainerSpec(const json& c, const std::string& path, PodInfo* out,
+                        LimitSum* cpu, LimitSum* memory, std::string* error) {
+  if (!c.is_object()) {
+    *error = TypeError(path, "object", c);
+    return false;
+  }
+  const json* env = nullptr;
+  if (!OptArray(c, "env", path, &env, error)) return false;
+  if (env != nullptr) {
+    for (size_t i = 0; i < env->size(); ++i) {
+      const json& e = (*env)[i];
+      const std::string epath = path + ".env[" + std::to_string(i) + "]";
+      if (!e.is_object()) {
+        *error = TypeError(epath, "object", e);
+        return false;
+      }
+      std::string name, value;
+      if (!OptString(e, "name", epath, &name, error) ||
+          !OptString(e, "value", epath, &value, error)) {
+        return false;
+      }
+      if (name == "TF_CONFIG" && out->tf_config.empty()) {
+        out->tf_config = value;
+      }
+    }
+  }
+  const json* resources = nullptr;
+  const json* limits = nullptr;
+  if (!OptObject(c, "resources", path, &resources, error)) return false;
+  if (resources != nullptr &&
+      !OptObject(*resources, "limits", path + ".resources", &limits, error)) {
+    return false;
+  }
+  std::string cpu_text, memory_text;
+  if (limits != nullptr) {
+    const std::string lpath = path + ".resources.limits";
+    if (!OptString(*limits, "cpu", lpath, &cpu_text, error) ||
+        !OptString(*limits, "memory", lpath, &memory_text, error)) {
+      return false;
+    }
+  }
+  auto quantity = [&](const std::string& text, const char* what,
+                      std::optional<double>* value) {
+    if (text.empty()) return true;
+    *value = ParseQuantity(text);
+    if (!*value) {
+      *error = path + ".resources.limits." + what + ": bad quantity \"" + text +
+               "\"";
+      return false;
+    }
+    return true;
+  };
+  std::optional<double> cpu_value, memory_value;
+  if (!quantity(cpu_text, "cpu", &cpu_value) ||
+      !quantity(memory_text, "memory", &memory_value)) {
+    return false;
+  }
+  cpu->Add(cpu_value);
+  memory->Add(memory_value);
+  return true;
+}
+
+bool ParseSpec(const json& pod, PodInfo* out, std::string* error) {
+  const json* spec = nullptr;
+  if (!OptObject(pod, "spec", "", &spec, error)) return false;
+  if (spec == nullptr) return true;
+  if (!OptString(*spec, "nodeName", "spec", &out->node, error)) return false;
+  if (auto it = spec->find("hostNetwork");
+      it != spec->end() && !it->is_null()) {
+    if (!it->is_boolean()) {
+      *error = TypeError("spec.hostNetwork", "boolean", *it);
+      return false;
+    }
+    out->host_network = it->get<bool>();
+  }
+  const json* containers = nullptr;
+  if (!OptArray(*spec, "containers", "spec", &containers, error)) {
+    return false;
+  }
+  if (containers == nullptr || containers->empty()) return true;
+  LimitSum cpu, memory;
+  for (size_t i = 0; i < containers->size(); ++i) {
+    if (!ParseContainerSpec((*containers)[i],
+                            "spec.containers[" + std::to_string(i) + "]", out,
+                            &cpu, &memory, error)) {
+      return false;
+    }
+  }
+  if (cpu.all_set) out->spec_cpu_limit_cores = cpu.total;
+  if (memory.all_set) {
+    out->spec_memory_limit_bytes =
+        static_cast<uint64_t>(std::ceil(memory.total));
+  }
+  return true;
+}
+
+bool ParseStatus(const json& pod, PodInfo* out, std::string* error) {
+  const json* status = nullptr;
+  if (!OptObject(pod, "status", "", &status, error)) return false;
+  if (status == nullptr) return true;
+  if (!OptString(*status, "phase", "status", &out->phase, error) ||
+      !OptString(*status, "podIP", "status", &out->pod_ip, error)) {
+    return false;
+  }
+  const json* ips = nullptr;
+  if (!OptArray(*status, "podIPs", "status", &ips, error)) return false;
+  if (ips != nullptr) {
+    for (size_t i = 0; i < ips->size(); ++i) {
+      const std::string ipath = "status.podIPs[" + std::to_string(i) + "]";
+      if (!(*ips)[i].is_object()) {
+        *error = TypeError(ipath, "object", (*ips)[i]);
+        return false;
+      }
+      std::string ip;
+      if (!OptString((*ips)[i], "ip", ipath, &ip, error)) return false;
+      if (!ip.empty()) out->pod_ips.push_back(ip);
+    }
+  }
+  if (out->pod_ips.empty() && !out->pod_ip.empty()) {
+    out->pod_ips.push_back(out->pod_ip);
+  }
+  // initContainerStatuses are deliberately ignored: init containers have
+  // exited by the time a pod runs and hold no resources worth sampling.
+  const json* statuses = nullptr;
+  if (!OptArray(*status, "containerStatuses", "status", &statuses, error)) {
+    return false;
+  }
+  if (statuses == nullptr) return true;
+  for (size_t i = 0; i < statuses->size(); ++i) {
+    const json& s = (*statuses)[i];
+    const std::string spath =
+        "status.containerStatuses[" + std::to_string(i) + "]";
+    if (!s.is_object()) {
+      *error = TypeError(spath, "object", s);
+      return false;
+    }
+    ContainerInfo c;
+    std::string container_id;
+    if (!OptString(s, "name", spath, &c.name, error) ||
+        !OptString(s, "containerID", spath, &container_id, error)) {
+      return false;
+    }
+    SplitContainerId(container_id, &c.runtime, &c.id);
+    out->containers.push_back(std::move(c));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<double> ParseQuantity(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  // Number part: digits with at most one dot, optional leading sign.
+  size_t i = 0;
+  if (text[i] == '+' || text[i] == '-') ++i;
+  const size_t digits_start = i;
+  bool seen_digit = false, seen_dot = false;
+  while (i < text.size()) {
+    char c = text[i];
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      seen_digit = true;
+    } else if (c == '.' && !seen_dot) {
+      seen_dot = true;
+    } else {
+      break;
+    }
+    ++i;
+  }
+  if (!seen_digit || i == digits_start) return std::nullopt;
+  const std::string number(text.substr(0, i));
+  double value = std::strtod(number.c_str(), nullptr);
+  const std::string_view suffix = text.substr(i);
+  double scale = 1;
+  if (suffix.empty()) {
+    scale = 1;
+  } else if (suffix[0] == 'e' || suffix[0] == 'E') {
+    // Decimal exponent: "1e9", "5E-3".
+    std::string_view exp = suffix.substr(1);
+    size_t j = 0;
+    if (j < exp.size() && (exp[j] == '+' || exp[j] == '-')) ++j;
+    if (j == exp.size()) return std::nullopt;
+    for (size_t k = j; k < exp.size(); ++k) {
+      if (!std::isdigit(static_cast<unsigned char>(exp[k]))) {
+        return std::nullopt;
+      }
+    }
+    scale = std::pow(10.0, std::stod(std::string(exp)));
+  } else {
+    static const std::pair<std::string_view, double> kSuffixes[] = {
+        {"Ki", 1024.0},
+        {"Mi", 1024.0 * 1024},
+        {"Gi", 1024.0 * 1024 * 1024},
+        {"Ti", 1024.0 * 1024 * 1024 * 1024},
+        {"Pi", 1024.0 * 1024 * 1024 * 1024 * 1024},
+        {"Ei", 1024.0 * 1024 * 1024 * 1024 * 1024 * 1024},
+        {"n", 1e-9},
+        {"u", 1e-6},
+        {"m", 1e-3},
+        {"k", 1e3},
+        {"M", 1e6},
+        {"G", 1e9},
+        {"T", 1e12},
+        {"P", 1e15},
+        {"E", 1e18},
+    };
+    bool found = false;
+    for (const auto& [name, factor] : kSuffixes) {
+      if (suffix == name) {
+        scale = factor;
+        found = true;
+        break;
+      }
+    }
+    if (!found) return std::nullopt;
+  }
+  value *= scale;
+  if (value < 0 || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+void SplitContainerId(std::string_view container_id, std::string* runtime,
+                      std::string* id) {
+  runtime->clear();
+  const auto sep = container_id.find("://");
+  if (sep == std::string_view::npos) {
+    *id = std::string(container_id);
+    return;
+  }
+  *runtime = std::string(container_id.substr(0, sep));
+  *id = std::string(container_id.substr(sep + 3));
+}
+
+Status ParsePod(const nlohmann::json& pod, PodInfo* out) {
+  *out = PodInfo{};
+  if (!pod.is_object()) {
+    return Status::Error(TypeError("pod", "object", pod));
+  }
+  std::string error;
+  if (!ParseMetadata(pod, out, &error) || !ParseSpec(pod, out, &error) ||
+      !ParseStatus(pod, out, &error)) {
+    if (!out->name.empty() && error.find(out->name) == std::string::npos) {
+      error = "pod " + out->namespace_name + "/" + out->name + ": " + error;
+    }
+    return Status::Error(error);
+  }
+  return Status::Ok();
+}
+
+Status ParsePodListJson(const nlohmann::json& list, PodList* out,
+                        std::string* resource_version) {
+  out->clear();
+  if (!list.is_object()) {
+    return Status::Error(TypeError("PodList", "object", list));
+  }
+  std::string error;
+  if (resource_version != nullptr) {
+    resource_version->clear();
+    const json* meta = nullptr;
+    if (!OptObject(list, "metadata", "", &meta, &error) ||
+        (meta != nullptr && !OptString(*meta, "resourceVersion", "metadata",
+                                       resource_version, &error))) {
+      return Status::Error("PodList " + error);
+    }
+  }
+  const json* items = nullptr;
+  if (!OptArray(list, "items", "", &items, &error)) {
+    return Status::Error("PodList " + error);
+  }
+  if (items == nullptr) return Status::Ok();
+  out->reserve(items->size());
+  for (size_t i = 0; i < items->size(); ++i) {
+    PodInfo pod;
+    Status st = ParsePod((*items)[i], &pod);
+    if (!st.ok()) {
+      return Status::Error("PodList items[" + std::to_string(i) +
+                           "]: " + st.message());
+    }
+    out->push_back(std::move(pod));
+  }
+  return Status::Ok();
+}
+
+Status ParsePodList(std::string_view body, PodList* out,
+                    std::string* resource_version) {
+  out->clear();
+  json list;
+  try {
+    list = json::parse(body);
+  } catch (const json::parse_error& e) {
+    return Status::Error(std::string("PodList: malformed JSON: ") + e.what());
+  }
+  return ParsePodListJson(list, out, resource_version);
+}
+
+}  // namespace trainscope

@@ -1,0 +1,50 @@
+#include "exporter/diagnosis_families.h"
+
+#include <string>
+
+#include "diagnosis/bandwidth.h"
+
+namespace trainscope {
+
+void AppendDiagnosisFamilies(const ExportContext& ctx,
+                             const std::vector<diagnosis::Diagnosis>& active,
+                             std::vector<prometheus::MetricFamily>& out) {
+  FamilyBuilder diagnoses(
+      "trainscope_diagnosis_active",
+      "1 while the diagnosis (kind, severity) is active for the pod; the "
+      "series disappears when it clears. Details: /api/v1/report.",
+      prometheus::MetricType::Gauge);
+  for (const auto& d : active) {
+    diagnoses.Add(
+        {{"kind", d.kind},
+         {"severity", std::string(diagnosis::SeverityName(d.severity))},
+         {"namespace", d.namespace_name},
+         {"training_job", d.training_job},
+         {"pod", d.pod}},
+        1.0);
+  }
+  diagnoses.MoveInto(out);
+
+  FamilyBuilder limits(
+      "trainscope_pod_bandwidth_limit_bytes_per_second",
+      "Shaped bandwidth of the pod from its kubernetes.io/ingress-bandwidth "
+      "(direction=receive) and egress-bandwidth (direction=transmit) "
+      "annotations, in bytes/s; absent when not annotated.",
+      prometheus::MetricType::Gauge);
+  if (const auto& pods = ctx.snapshot().pods) {
+    for (const auto& pod : *pods) {
+      const std::pair<const char*, const char*> annotations[] = {
+          {"kubernetes.io/ingress-bandwidth", "receive"},
+          {"kubernetes.io/egress-bandwidth", "transmit"}};
+      for (const auto& [key, direction] : annotations) {
+        auto it = pod.annotations.find(key);
+        if (it == pod.annotations.end()) continue;
+        limits.Add(WithLabels(ctx.PodLabels(pod), {{"direction", direction}}),
+                   diagnosis::ParseBandwidthAnnotation(it->second));
+      }
+    }
+  }
+  limits.MoveInto(out);
+}
+
+}  // namespace trainscope

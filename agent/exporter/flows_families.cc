@@ -1,0 +1,192 @@
+#include "exporter/flows_families.h"
+
+#include <optional>
+#include <string>
+
+namespace trainscope {
+namespace {
+
+using prometheus::MetricType;
+
+std::optional<double> Opt(const std::optional<uint64_t>& v) {
+  if (!v) return std::nullopt;
+  return static_cast<double>(*v);
+}
+
+// The peer series' labels: the local pod's identity plus the peer's. An
+// unknown peer has empty peer_* labels (one series per pod and direction).
+LabelMap PeerLabels(const PodInfo& pod, const PeerTrafficSample& s) {
+  return {{"namespace", pod.namespace_name},
+          {"pod", pod.name},
+          {"training_job", pod.training_job},
+          {"role", std::string(RoleName(pod.role))},
+          {"peer_namespace", s.peer_namespace},
+          {"peer_pod", s.peer_pod},
+          {"peer_role", std::string(RoleName(s.peer_role))}};
+}
+
+void AppendPeerFamilies(const ExportContext& ctx, const FlowsReport* report,
+                        std::vector<prometheus::MetricFamily>& out) {
+  FlowsReport empty;
+  const auto& payload = (report ? report : &empty)->payload_bytes;
+  FamilyBuilder rx(
+      "trainscope_peer_receive_bytes_total",
+      "Bytes the pod received from the peer pod (IP level: IP "
+      "header and everything after it), whoever opened the "
+      "connection. Peers that are no known pod share peer_pod=\"\".",
+      MetricType::Counter);
+  FamilyBuilder tx("trainscope_peer_transmit_bytes_total",
+                   "Bytes the pod sent to the peer pod (IP level), whoever "
+                   "opened the connection. Peers that are no known pod share "
+                   "peer_pod=\"\".",
+                   MetricType::Counter);
+  FamilyBuilder rx_pkts("trainscope_peer_receive_packets_total",
+                        "Packets the pod received from the peer pod (a "
+                        "GRO/GSO aggregate counts once).",
+                        MetricType::Counter);
+  FamilyBuilder tx_pkts("trainscope_peer_transmit_packets_total",
+                        "Packets the pod sent to the peer pod (a GSO "
+                        "aggregate counts once).",
+                        MetricType::Counter);
+  FamilyBuilder rx_payload(
+      "trainscope_peer_receive_payload_bytes_total",
+      "Transport payload bytes the pod received from the peer pod (IP and "
+      "TCP/UDP headers excluded: what applications such as iperf3 count).",
+      MetricType::Counter);
+  FamilyBuilder tx_payload(
+      "trainscope_peer_transmit_payload_bytes_total",
+      "Transport payload bytes the pod sent to the peer pod (headers "
+      "excluded).",
+      MetricType::Counter);
+  for (const auto& s : ctx.snapshot().peer_traffic) {
+    const PodInfo* pod = ctx.FindPod(s.pod_uid);
+    if (!pod) continue;
+    LabelMap labels = PeerLabels(*pod, s);
+    rx.Add(labels, static_cast<double>(s.receive_bytes));
+    tx.Add(labels, static_cast<double>(s.transmit_bytes));
+    rx_pkts.Add(labels, static_cast<double>(s.receive_packets));
+    tx_pkts.Add(labels, static_cast<double>(s.transmit_packets));
+    if (auto it = payload.find({s.pod_uid, s.peer_uid}); it != payload.end()) {
+      rx_payload.Add(labels, static_cast<double>(it->second.first));
+      tx_payload.Add(labels, static_cast<double>(it->second.second));
+    }
+  }
+  for (auto* f : {&rx, &tx, &rx_pkts, &tx_pkts, &rx_payload, &tx_payload}) {
+    f->MoveInto(out);
+  }
+}
+
+void AppendHealthFamilies(const FlowsReport& r,
+                          std::vector<prometheus::MetricFamily>& out);
+
+}  // namespace
+
+void AppendPsShareFamilies(const std::vector<PsTrafficShare>& shares,
+                           size_t window_samples,
+                           std::vector<prometheus::MetricFamily>& out) {
+  const std::string window = std::to_string(window_samples);
+  FamilyBuilder share(
+      "trainscope_ps_traffic_share_ratio",
+      "Share of the bytes exchanged (both directions) between a training "
+      "job's workers seen on this node and its parameter servers that this "
+      "PS carried, over the last " +
+          window + " samples. 1/n when balanced.",
+      MetricType::Gauge);
+  FamilyBuilder skew(
+      "trainscope_ps_traffic_skew_ratio",
+      "Max over mean of the job's per-PS traffic over the last " + window +
+          " samples. 1 when balanced, n when one PS "
+          "of n carries everything.",
+      MetricType::Gauge);
+  for (const auto& job : shares) {
+    for (const auto& [pod, ratio] : job.share) {
+      share.Add({{"namespace", job.namespace_name},
+                 {"training_job", job.training_job},
+                 {"pod", pod}},
+                ratio);
+    }
+    if (job.skew) {
+      skew.Add({{"namespace", job.namespace_name},
+                {"training_job", job.training_job}},
+               *job.skew);
+    }
+  }
+  share.MoveInto(out);
+  skew.MoveInto(out);
+}
+
+FamilySection PsShareSection(const History& history, size_t window) {
+  return [&history, window](const ExportContext&,
+                            std::vector<prometheus::MetricFamily>& out) {
+    AppendPsShareFamilies(ComputePsTrafficShares(history.Window(window)),
+                          window, out);
+  };
+}
+
+namespace {
+
+void AppendHealthFamilies(const FlowsReport& r,
+                          std::vector<prometheus::MetricFamily>& out) {
+  struct Metric {
+    const char* name;
+    const char* help;
+    MetricType type;
+    std::optional<double> value;
+  };
+  const Metric metrics[] = {
+      {"trainscope_flows_map_entries",
+       "Entries in the in-kernel flow map at the last drain.",
+       MetricType::Gauge, Opt(r.map_entries)},
+      {"trainscope_flows_map_max_entries",
+       "Capacity of the in-kernel flow map (--flow-map-entries).",
+       MetricType::Gauge, Opt(r.map_capacity)},
+      {"trainscope_flows_map_evictions_total",
+       "Flow map entries evicted by the LRU to make room; bytes counted on "
+       "an evicted entry since the previous drain are lost. Raise "
+       "--flow-map-entries when this grows.",
+       MetricType::Counter, Opt(r.map_evictions_total)},
+      {"trainscope_flows_map_insert_failures_total",
+       "Packets the BPF program could not count because no map entry could "
+       "be created.",
+       MetricType::Counter, Opt(r.map_insert_failures_total)},
+      {"trainscope_flows_pcap_kernel_drops_total",
+       "Packets libpcap's kernel ring dropped because user space fell behind "
+       "(pcap_stats ps_drop); raise --pcap-buffer-bytes.",
+       MetricType::Counter, Opt(r.pcap_kernel_drops_total)},
+      {"trainscope_flows_pcap_interface_drops_total",
+       "Packets dropped by the captured interfaces (pcap_stats ps_ifdrop).",
+       MetricType::Counter, Opt(r.pcap_interface_drops_total)},
+      {"trainscope_flows_unattributed_bytes_total",
+       "Bytes counted for a pod cgroup or address the pod table does not "
+       "(yet) know; not in any peer series.",
+       MetricType::Counter, static_cast<double>(r.unattributed_bytes_total)},
+  };
+  for (const auto& m : metrics) {
+    FamilyBuilder f(m.name, m.help, m.type);
+    f.Add({}, m.value);
+    f.MoveInto(out);
+  }
+  FamilyBuilder mode("trainscope_flows_mode",
+                     "1 for the source the flows collector uses: ebpf, or "
+                     "pcap (chosen or fallen back to).",
+                     MetricType::Gauge);
+  if (!r.mode.empty()) mode.Add({{"mode", r.mode}}, 1.0);
+  mode.MoveInto(out);
+}
+
+}  // namespace
+
+void AppendFlowsFamiliesFrom(const ExportContext& ctx,
+                             const FlowsReport* report,
+                             std::vector<prometheus::MetricFamily>& out) {
+  AppendPeerFamilies(ctx, report, out);
+  if (report) AppendHealthFamilies(*report, out);
+}
+
+void AppendFlowsFamilies(const ExportContext& ctx,
+                         std::vector<prometheus::MetricFamily>& out) {
+  auto report = FlowsBoard::Default()->Latest();
+  AppendFlowsFamiliesFrom(ctx, report.get(), out);
+}
+
+}  // namespace trainscope

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "node.h"
+
+namespace trainsim {
+
+// Applies a scenario's faults when their start_s comes. input_read is
+// carried out by the worker process itself (it reads the scenario); here it
+// is only logged.
+class FaultScheduler {
+ public:
+  explicit FaultScheduler(SimNode& node);
+  // Applies every fault with start_s <= elapsed_s not applied yet. A fault
+  // that fails is logged and skipped, not retried.
+  void Tick(double elapsed_s);
+  // Seconds until the next pending fault (large when none).
+  double NextDue(double elapsed_s) const;
+
+ private:
+  void Apply(const Fault& fault);
+  void WriteFakeNvml() const;
+
+  SimNode& node_;
+  std::vector<bool> done_;
+  std::map<std::string, const Fault*> gpu_;  // pod -> its active gpu fault
+};
+
+// The fake NVML's config (docs/gpu.md "Fake NVML"): one GPU per pod with a
+// gpu fault, used by that pod's traffic process at the fault's utilization.
+// The agent reads it through TRAINSCOPE_FAKE_NVML_CONFIG. Pure.
+nlohmann::json FakeNvmlConfig(
+    const std::vector<std::tuple<const SimPod*, pid_t, const Fault*>>& gpus);
+std::string FakeNvmlPath(const std::string& run_id);
+
+// The CNI bandwidth annotation value: 20 -> "20M", 2.5 -> "2500k".
+std::string BandwidthQuantity(double mbit);
+
+// `trainsim __hog`: busy threads until SIGTERM.
+int RunCpuHog(int threads);
+// `trainsim __memfill`: holds `bytes` of touched memory until SIGTERM.
+int RunMemoryFill(uint64_t bytes);
+
+}  // namespace trainsim

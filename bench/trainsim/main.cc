@@ -1,0 +1,229 @@
+// trainsim: a simulated training node. See docs/trainsim.md.
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "cleanup.h"
+#include "faults.h"
+#include "layout.h"
+#include "node.h"
+#include "placement.h"
+#include "pod_process.h"
+#include "scenario.h"
+#include "supervisor.h"
+
+namespace fs = std::filesystem;
+using namespace trainsim;
+
+namespace {
+
+void PrintPlan(const Scenario& s) {
+  Layout layout = MakeLayout(s, "00000000");
+  std::printf("scenario %s: %zu pods, %g s, agent interval %g s\n",
+              s.name.c_str(), layout.pods.size(), s.duration_s, s.interval_s);
+  for (const Job& job : s.jobs) {
+    auto bytes = BytesPerPs(job, PlaceVariables(job));
+    std::printf("  job %s/%s: %d ps, %d workers, %s placement, bytes per PS:",
+                job.namespace_name.c_str(), job.name.c_str(), job.ps,
+                job.workers,
+                std::string(StrategyName(job.placement.strategy)).c_str());
+    for (uint64_t b : bytes)
+      std::printf(" %llu", static_cast<unsigned long long>(b));
+    std::printf("\n");
+  }
+  for (const SimPod& p : layout.pods)
+    std::printf("  %-24s %s\n", p.name.c_str(), p.ip.c_str());
+}
+
+// `up`: the supervisor detaches and keeps the node running; we wait until
+// it reports ready (or dies) and print where things are.
+int Up(RunOptions o) {
+  if (o.run_id.empty()) o.run_id = NewRunId();
+  const std::string dir = RunDir(o.run_id);
+  fs::create_directories(dir);
+  const std::string log = dir + "/supervisor.log";
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    setsid();
+    std::freopen(log.c_str(), "a", stdout);
+    std::freopen(log.c_str(), "a", stderr);
+    std::freopen("/dev/null", "r", stdin);
+    int rc = 1;
+    try {
+      rc = RunScenario(o);
+    } catch (const std::exception& e) {
+      spdlog::error("[trainsim] {}", e.what());
+      CleanupRun(o.run_id, false);
+    }
+    _exit(rc);
+  }
+  for (int i = 0; i < 1200; ++i) {
+    if (fs::exists(dir + "/info.json")) {
+      std::ifstream in(log);
+      std::cout << in.rdbuf();
+      return 0;
+    }
+    int status;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      std::ifstream in(log);
+      std::cerr << in.rdbuf();
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::fprintf(stderr, "trainsim up: not ready after 120 s; see %s\n",
+               log.c_str());
+  return 1;
+}
+
+int Cleanup(const std::string& run_id, bool force, bool down) {
+  std::vector<std::string> ids =
+      run_id.empty() ? LeftoverRunIds() : std::vector<std::string>{run_id};
+  int rc = 0;
+  for (const std::string& id : ids) {
+    if (!down && !force && SupervisorPid(id) > 0) {
+      std::printf(
+          "run %s is alive (supervisor pid %d): use `trainsim down --run-id "
+          "%s` "
+          "or --force\n",
+          id.c_str(), SupervisorPid(id), id.c_str());
+      continue;
+    }
+    auto left = CleanupRun(id, false);
+    std::printf("run %s: %s\n", id.c_str(),
+                left.empty() ? "removed" : "incomplete");
+    for (const std::string& l : left) std::printf("  left: %s\n", l.c_str());
+    if (!left.empty()) rc = 1;
+  }
+  if (ids.empty()) std::printf("nothing of trainsim on this machine\n");
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("trainsim"));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  CLI::App app{
+      "trainsim: a simulated distributed-training node (docs/trainsim.md)"};
+  app.require_subcommand(1);
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace|debug|info|warn|error");
+
+  RunOptions ro;
+  auto add_run_flags = [&](CLI::App* cmd, bool needs_agent_default) {
+    cmd->add_option("--scenario", ro.scenario_path, "scenario JSON file")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmd->add_option(
+        "--agent", ro.agent_bin,
+        needs_agent_default
+            ? "trainscope-agent binary (default: the one in this build tree)"
+            : "trainscope-agent binary to start (optional)");
+    cmd->add_option(
+        "--agent-arg", ro.agent_args,
+        "extra agent flag, repeatable; write --agent-arg=--flag=value");
+    cmd->add_option("--agent-port", ro.agent_port,
+                    "agent listen port on 127.0.0.1 (default: a free one)");
+    cmd->add_option("--run-id", ro.run_id,
+                    "8 lowercase hex digits (default: random)");
+    cmd->add_option("--duration", ro.duration_s,
+                    "seconds to run instead of the scenario's duration_s")
+        ->check(CLI::PositiveNumber);
+  };
+  auto* run = app.add_subcommand(
+      "run", "run a scenario for duration_s, print the bytes per peer");
+  add_run_flags(run, false);
+  auto* verify = app.add_subcommand(
+      "verify",
+      "run a scenario with the agent; exit 0 when its report matches expect");
+  add_run_flags(verify, true);
+  auto* up =
+      app.add_subcommand("up", "start a simulated node in the background");
+  add_run_flags(up, false);
+  std::string run_id;
+  bool force = false;
+  auto* down = app.add_subcommand(
+      "down", "stop `up` runs (all, or --run-id) and remove everything");
+  down->add_option("--run-id", run_id);
+  auto* cleanup =
+      app.add_subcommand("cleanup", "remove leftovers of crashed runs");
+  cleanup->add_option("--run-id", run_id);
+  cleanup->add_flag("--force", force,
+                    "also stop runs whose supervisor is alive");
+  auto* validate = app.add_subcommand(
+      "validate", "check a scenario and print its placement");
+  validate->add_option("--scenario", ro.scenario_path)->required();
+
+  // Internal: the processes trainsim starts inside a pod.
+  PodProcessArgs pa;
+  std::string netns;
+  std::vector<std::string> cgroups;
+  int threads = 1;
+  uint64_t bytes = 0;
+  auto add_pod_flags = [&](CLI::App* cmd) {
+    cmd->group("");
+    cmd->add_option("--netns", netns)->required();
+    cmd->add_option("--cgroup", cgroups);
+  };
+  auto* pod = app.add_subcommand("__pod");
+  add_pod_flags(pod);
+  pod->add_option("--scenario", pa.scenario_path)->required();
+  pod->add_option("--run-id", pa.run_id)->required();
+  pod->add_option("--pod", pa.pod)->required();
+  pod->add_option("--stats", pa.stats_path)->required();
+  pod->add_option("--input-dir", pa.input_dir)->required();
+  pod->add_option("--start-epoch", pa.start_epoch_s)->required();
+  auto* hog = app.add_subcommand("__hog");
+  add_pod_flags(hog);
+  hog->add_option("--threads", threads);
+  auto* memfill = app.add_subcommand("__memfill");
+  add_pod_flags(memfill);
+  memfill->add_option("--bytes", bytes)->required();
+
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  try {
+    if (*pod || *hog || *memfill) {
+      EnterPod(netns, cgroups);
+      if (*pod) return RunPodProcess(pa);
+      if (*hog) return RunCpuHog(threads);
+      return RunMemoryFill(bytes);
+    }
+    if (*validate) {
+      PrintPlan(LoadScenarioFile(ro.scenario_path));
+      return 0;
+    }
+    if (*run) return RunScenario(ro);
+    if (*verify) {
+      ro.verify = true;
+      if (ro.agent_bin.empty()) ro.agent_bin = DefaultAgentPath();
+      return RunScenario(ro);
+    }
+    if (*up) {
+      ro.until_stopped = true;
+      return Up(ro);
+    }
+    if (*down) return Cleanup(run_id, true, true);
+    if (*cleanup) return Cleanup(run_id, force, false);
+  } catch (const ScenarioError& e) {
+    spdlog::error("[trainsim] invalid scenario: {}", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    spdlog::error("[trainsim] {}", e.what());
+    return 1;
+  }
+  return 0;
+}

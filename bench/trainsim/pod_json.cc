@@ -1,0 +1,176 @@
+#include "pod_json.h"
+
+#include <cmath>
+
+namespace trainsim {
+
+using nlohmann::json;
+
+std::string CpuQuantity(double cores) {
+  long millis = std::max(1L, std::lround(cores * 1000));
+  if (millis % 1000 == 0) return std::to_string(millis / 1000);
+  return std::to_string(millis) + "m";
+}
+
+std::string MemoryQuantity(uint64_t bytes) {
+  const std::pair<uint64_t, const char*> units[] = {
+      {1ULL << 30, "Gi"}, {1ULL << 20, "Mi"}, {1ULL << 10, "Ki"}};
+  for (const auto& [unit, suffix] : units)
+    if (bytes >= unit && bytes % unit == 0)
+      return std::to_string(bytes / unit) + suffix;
+  return std::to_string(bytes);
+}
+
+std::string TfConfig(const Layout& layout, const SimPod& pod) {
+  json cluster = json::object();
+  for (const SimPod& p : layout.pods) {
+    if (p.job != pod.job) continue;
+    // Headless service per replica, as the TFJob operator creates them.
+    cluster[std::string(PodRoleName(p.role))].push_back(
+        p.name + "." + p.job->namespace_name +
+        ".svc:" + std::to_string(p.job->port));
+  }
+  json tf = {{"cluster", cluster},
+             {"task", {{"type", PodRoleName(pod.role)}, {"index", pod.index}}},
+             {"environment", "cloud"}};
+  return tf.dump();
+}
+
+json PodJson(const Layout& layout, const SimPod& pod,
+             const PodOverrides& overrides, const std::string& resource_version,
+             const std::string& created_at) {
+  const Job& job = *pod.job;
+  const std::string role(PodRoleName(pod.role));
+  const std::string index = std::to_string(pod.index);
+
+  json labels = json::object();
+  json owners = json::array();
+  bool with_tf_config = false;
+  switch (job.labels) {
+    case LabelStyle::kKubeflow:
+      labels = {{"training.kubeflow.org/job-name", job.name},
+                {"training.kubeflow.org/operator-name", "tfjob-controller"},
+                {"training.kubeflow.org/replica-type", role},
+                {"training.kubeflow.org/replica-index", index}};
+      if (pod.role == PodRole::kPs && pod.index == 0)
+        labels["training.kubeflow.org/job-role"] = "master";
+      owners.push_back(
+          {{"apiVersion", "kubeflow.org/v1"},
+           {"kind", "TFJob"},
+           {"name", job.name},
+           {"uid", layout.run_id + "-0000-4000-8000-00000000" + "0001"},
+           {"controller", true},
+           {"blockOwnerDeletion", true}});
+      with_tf_config = true;
+      break;
+    case LabelStyle::kSeed:
+      labels = {{"name", job.name}, {"job", role}, {"task", index}};
+      // The field story: PS as Deployments, workers as Jobs.
+      owners.push_back(
+          {{"apiVersion", pod.role == PodRole::kPs ? "apps/v1" : "batch/v1"},
+           {"kind", pod.role == PodRole::kPs ? "ReplicaSet" : "Job"},
+           {"name", pod.role == PodRole::kPs ? pod.name + "-5d9c7b" : pod.name},
+           {"uid", layout.run_id + "-0000-4000-8000-00000000" + "0002"},
+           {"controller", true},
+           {"blockOwnerDeletion", true}});
+      break;
+    case LabelStyle::kTfConfig:
+      with_tf_config = true;
+      break;
+    case LabelStyle::kNameOnly:
+      break;
+  }
+
+  json env = json::array();
+  if (with_tf_config)
+    env.push_back({{"name", "TF_CONFIG"}, {"value", TfConfig(layout, pod)}});
+
+  // Requests below limits keep every pod Burstable, the QoS class whose
+  // cgroup layout trainsim builds.
+  json limits = json::object(), requests = json::object();
+  std::optional<double> cpu = overrides.cpu_limit_cores
+                                  ? overrides.cpu_limit_cores
+                                  : pod.resources.cpu_limit_cores;
+  if (cpu) {
+    limits["cpu"] = CpuQuantity(*cpu);
+    requests["cpu"] = CpuQuantity(*cpu / 2);
+  } else {
+    requests["cpu"] = "100m";
+  }
+  if (pod.resources.memory_limit_bytes) {
+    limits["memory"] = MemoryQuantity(*pod.resources.memory_limit_bytes);
+    requests["memory"] = MemoryQuantity(*pod.resources.memory_limit_bytes / 2);
+  } else {
+    requests["memory"] = "64Mi";
+  }
+  json resources = {{"requests", requests}};
+  if (!limits.empty()) resources["limits"] = limits;
+
+  json annotations = json::object();
+  for (const auto& [k, v] : overrides.annotations) annotations[k] = v;
+
+  const std::string image = "docker.io/trainsim/tensorflow-sim:1.15";
+  json container = {{"name", "tensorflow"},
+                    {"image", image},
+                    {"ports",
+                     {{{"name", "tfjob-port"},
+                       {"containerPort", job.port},
+                       {"protocol", "TCP"}}}},
+                    {"env", env},
+                    {"resources", resources},
+                    {"imagePullPolicy", "IfNotPresent"}};
+
+  json metadata = {{"name", pod.name},
+                   {"namespace", job.namespace_name},
+                   {"uid", pod.uid},
+                   {"resourceVersion", resource_version},
+                   {"creationTimestamp", created_at},
+                   {"labels", labels},
+                   {"annotations", annotations}};
+  if (!owners.empty()) metadata["ownerReferences"] = owners;
+
+  json status = {
+      {"phase", "Running"},
+      {"conditions",
+       {{{"type", "Ready"},
+         {"status", "True"},
+         {"lastTransitionTime", created_at}},
+        {{"type", "ContainersReady"},
+         {"status", "True"},
+         {"lastTransitionTime", created_at}},
+        {{"type", "PodScheduled"},
+         {"status", "True"},
+         {"lastTransitionTime", created_at}}}},
+      // The node has no address on the pods' network; a documentation
+      // address keeps the field realistic without pointing anywhere.
+      {"hostIP", "192.0.2.1"},
+      {"podIP", pod.ip},
+      {"podIPs", {{{"ip", pod.ip}}}},
+      {"startTime", created_at},
+      {"qosClass", "Burstable"},
+      {"containerStatuses",
+       {{{"name", "tensorflow"},
+         {"ready", true},
+         {"started", true},
+         {"restartCount", 0},
+         {"image", image},
+         {"imageID",
+          "docker.io/trainsim/tensorflow-sim@sha256:" + pod.container_id},
+         {"containerID", "containerd://" + pod.container_id},
+         {"state", {{"running", {{"startedAt", created_at}}}}}}}}};
+
+  return {
+      {"kind", "Pod"},
+      {"apiVersion", "v1"},
+      {"metadata", metadata},
+      {"spec",
+       {{"nodeName", layout.node_name},
+        {"hostname", pod.name},
+        {"subdomain", job.name},
+        {"restartPolicy", pod.role == PodRole::kPs ? "Always" : "OnFailure"},
+        {"schedulerName", "default-scheduler"},
+        {"containers", {container}}}},
+      {"status", status}};
+}
+
+}  // namespace trainsim

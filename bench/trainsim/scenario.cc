@@ -1,0 +1,387 @@
+#include "scenario.h"
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace trainsim {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void Fail(const std::string& path, const std::string& problem) {
+  throw ScenarioError(path + ": " + problem);
+}
+
+// One JSON object under validation; remembers its path for messages and
+// rejects keys it does not know, so a typo ("stratgy") is an error rather
+// than a silently ignored setting.
+class Obj {
+ public:
+  Obj(const json& j, std::string path) : j_(j), path_(std::move(path)) {
+    if (!j_.is_object())
+      Fail(path_.empty() ? "<root>" : path_, "must be an object");
+  }
+
+  std::string Path(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
+  bool Has(const std::string& key) {
+    seen_.insert(key);
+    return j_.contains(key);
+  }
+  const json& At(const std::string& key) {
+    if (!Has(key)) Fail(Path(key), "is required");
+    return j_.at(key);
+  }
+
+  std::string Str(const std::string& key, std::optional<std::string> def = {}) {
+    if (!Has(key)) {
+      if (def) return *def;
+      Fail(Path(key), "is required");
+    }
+    const json& v = j_.at(key);
+    if (!v.is_string()) Fail(Path(key), "must be a string, got " + v.dump());
+    std::string s = v.get<std::string>();
+    if (s.empty()) Fail(Path(key), "must not be empty");
+    return s;
+  }
+
+  double Num(const std::string& key, std::optional<double> def = {}) {
+    if (!Has(key)) {
+      if (def) return *def;
+      Fail(Path(key), "is required");
+    }
+    const json& v = j_.at(key);
+    if (!v.is_number()) Fail(Path(key), "must be a number, got " + v.dump());
+    double d = v.get<double>();
+    if (!std::isfinite(d)) Fail(Path(key), "must be finite");
+    return d;
+  }
+
+  int64_t Int(const std::string& key, std::optional<int64_t> def = {}) {
+    if (!Has(key)) {
+      if (def) return *def;
+      Fail(Path(key), "is required");
+    }
+    const json& v = j_.at(key);
+    if (!v.is_number_integer())
+      Fail(Path(key), "must be an integer, got " + v.dump());
+    return v.get<int64_t>();
+  }
+
+  // Everything not read so far is unknown; "description" and "_"-prefixed
+  // keys are free-form comments.
+  void RejectUnknown() const {
+    for (const auto& [key, _] : j_.items()) {
+      if (seen_.count(key) || key == "description" || key.starts_with("_"))
+        continue;
+      Fail(Path(key), "unknown field");
+    }
+  }
+
+ private:
+  const json& j_;
+  std::string path_;
+  std::set<std::string> seen_;
+};
+
+int64_t AtLeast(int64_t v, int64_t min, const std::string& path) {
+  if (v < min) {
+    if (v < 0 && min >= 0)
+      Fail(path, "must not be negative, got " + std::to_string(v));
+    Fail(path,
+         "must be >= " + std::to_string(min) + ", got " + std::to_string(v));
+  }
+  return v;
+}
+
+double Positive(double v, const std::string& path) {
+  if (v <= 0) Fail(path, "must be > 0, got " + json(v).dump());
+  return v;
+}
+
+double NonNegative(double v, const std::string& path) {
+  if (v < 0) Fail(path, "must not be negative, got " + json(v).dump());
+  return v;
+}
+
+template <typename E, size_t N>
+E ParseEnum(const std::string& text,
+            const std::pair<const char*, E> (&table)[N],
+            const std::string& path, const char* what) {
+  std::string names;
+  for (const auto& [name, value] : table) {
+    if (text == name) return value;
+    names += names.empty() ? name : std::string(", ") + name;
+  }
+  Fail(path, "unknown " + std::string(what) + " \"" + text +
+                 "\" (one of: " + names + ")");
+}
+
+const std::pair<const char*, LabelStyle> kLabelStyles[] = {
+    {"kubeflow", LabelStyle::kKubeflow},
+    {"seed", LabelStyle::kSeed},
+    {"tf_config", LabelStyle::kTfConfig},
+    {"name_only", LabelStyle::kNameOnly}};
+const std::pair<const char*, Strategy> kStrategies[] = {
+    {"round_robin", Strategy::kRoundRobin},
+    {"greedy", Strategy::kGreedy},
+    {"partitioned", Strategy::kPartitioned}};
+const std::pair<const char*, FaultKind> kFaultKinds[] = {
+    {"cpu_limit", FaultKind::kCpuLimit},
+    {"cpu_hog", FaultKind::kCpuHog},
+    {"bandwidth_limit", FaultKind::kBandwidthLimit},
+    {"memory_fill", FaultKind::kMemoryFill},
+    {"input_read", FaultKind::kInputRead},
+    {"gpu", FaultKind::kGpu}};
+
+template <typename E, size_t N>
+std::string_view EnumName(E value,
+                          const std::pair<const char*, E> (&table)[N]) {
+  for (const auto& [name, v] : table)
+    if (v == value) return name;
+  return "?";
+}
+
+Resources ParseResources(const json& j, const std::string& path) {
+  Obj o(j, path);
+  Resources r;
+  if (o.Has("cpu_limit_cores"))
+    r.cpu_limit_cores =
+        Positive(o.Num("cpu_limit_cores"), o.Path("cpu_limit_cores"));
+  if (o.Has("memory_limit_bytes"))
+    r.memory_limit_bytes = static_cast<uint64_t>(
+        AtLeast(o.Int("memory_limit_bytes"), 1, o.Path("memory_limit_bytes")));
+  o.RejectUnknown();
+  return r;
+}
+
+Job ParseJob(const json& j, const std::string& path) {
+  Obj o(j, path);
+  Job job;
+  job.namespace_name = o.Str("namespace", "default");
+  job.name = o.Str("name");
+  job.labels = ParseEnum(o.Str("labels", "kubeflow"), kLabelStyles,
+                         o.Path("labels"), "label style");
+  job.ps = AtLeast(o.Int("ps", 1), 0, o.Path("ps"));
+  job.workers = AtLeast(o.Int("workers", 1), 1, o.Path("workers"));
+  job.port = AtLeast(o.Int("port", 2222), 1, o.Path("port"));
+  if (job.port > 65535) Fail(o.Path("port"), "must be <= 65535");
+  job.step_ms = AtLeast(o.Int("step_ms", 1000), 1, o.Path("step_ms"));
+  job.compute_ms = AtLeast(o.Int("compute_ms", 0), 0, o.Path("compute_ms"));
+
+  std::set<std::string> var_names;
+  if (o.Has("variables")) {
+    const json& vars = o.At("variables");
+    if (!vars.is_array()) Fail(o.Path("variables"), "must be an array");
+    for (size_t i = 0; i < vars.size(); ++i) {
+      Obj v(vars[i], o.Path("variables") + "[" + std::to_string(i) + "]");
+      std::string name = v.Str("name");
+      uint64_t bytes = AtLeast(v.Int("bytes"), 1, v.Path("bytes"));
+      bool expand = v.Has("count");
+      int64_t count = expand ? AtLeast(v.Int("count"), 1, v.Path("count")) : 1;
+      v.RejectUnknown();
+      for (int64_t k = 0; k < count; ++k) {
+        std::string full = expand ? name + "_" + std::to_string(k) : name;
+        if (!var_names.insert(full).second)
+          Fail(v.Path("name"), "duplicate variable name \"" + full + "\"");
+        job.variables.push_back({full, bytes});
+      }
+    }
+  }
+  if (!job.variables.empty() && job.ps < 1)
+    Fail(o.Path("ps"), "must be >= 1 when the job has variables");
+
+  if (o.Has("placement")) {
+    Obj p(o.At("placement"), o.Path("placement"));
+    job.placement.strategy =
+        ParseEnum(p.Str("strategy", "round_robin"), kStrategies,
+                  p.Path("strategy"), "strategy");
+    job.placement.min_slice_bytes =
+        AtLeast(p.Int("min_slice_bytes", 262144), 1, p.Path("min_slice_bytes"));
+    if (p.Has("shards"))
+      job.placement.shards = AtLeast(p.Int("shards"), 1, p.Path("shards"));
+    p.RejectUnknown();
+  }
+  if (o.Has("resources")) {
+    Obj r(o.At("resources"), o.Path("resources"));
+    if (r.Has("ps"))
+      job.ps_resources = ParseResources(r.At("ps"), r.Path("ps"));
+    if (r.Has("worker"))
+      job.worker_resources = ParseResources(r.At("worker"), r.Path("worker"));
+    r.RejectUnknown();
+  }
+  o.RejectUnknown();
+  return job;
+}
+
+Fault ParseFault(const json& j, const std::string& path) {
+  Obj o(j, path);
+  Fault f;
+  f.kind = ParseEnum(o.Str("kind"), kFaultKinds, o.Path("kind"), "fault kind");
+  f.pod = o.Str("pod");
+  f.start_s = NonNegative(o.Num("start_s", 0), o.Path("start_s"));
+  switch (f.kind) {
+    case FaultKind::kCpuLimit:
+      f.cores = Positive(o.Num("cores"), o.Path("cores"));
+      break;
+    case FaultKind::kCpuHog:
+      f.threads = AtLeast(o.Int("threads", 1), 1, o.Path("threads"));
+      if (f.threads > 16) Fail(o.Path("threads"), "must be <= 16");
+      break;
+    case FaultKind::kBandwidthLimit:
+      f.mbit = Positive(o.Num("mbit"), o.Path("mbit"));
+      break;
+    case FaultKind::kMemoryFill:
+      f.ratio_of_limit =
+          Positive(o.Num("ratio_of_limit"), o.Path("ratio_of_limit"));
+      if (f.ratio_of_limit > 2) Fail(o.Path("ratio_of_limit"), "must be <= 2");
+      break;
+    case FaultKind::kInputRead:
+      f.bytes_per_step =
+          AtLeast(o.Int("bytes_per_step"), 1, o.Path("bytes_per_step"));
+      f.mbit = Positive(o.Num("mbit"), o.Path("mbit"));
+      break;
+    case FaultKind::kGpu:
+      f.utilization = NonNegative(o.Num("utilization"), o.Path("utilization"));
+      if (f.utilization > 1)
+        Fail(o.Path("utilization"), "must be <= 1 (a ratio)");
+      f.memory_bytes =
+          AtLeast(o.Int("memory_bytes", 0), 0, o.Path("memory_bytes"));
+      break;
+  }
+  o.RejectUnknown();
+  return f;
+}
+
+std::vector<Expectation> ParseExpectations(Obj& o, const std::string& key) {
+  std::vector<Expectation> out;
+  if (!o.Has(key)) return out;
+  const json& list = o.At(key);
+  if (!list.is_array()) Fail(key, "must be an array");
+  for (size_t i = 0; i < list.size(); ++i) {
+    Obj e(list[i], key + "[" + std::to_string(i) + "]");
+    Expectation x{e.Str("kind"), e.Str("pod")};
+    const auto& kinds = DiagnosisKinds();
+    if (std::find(kinds.begin(), kinds.end(), x.kind) == kinds.end())
+      Fail(e.Path("kind"), "unknown diagnosis kind \"" + x.kind + "\"");
+    e.RejectUnknown();
+    out.push_back(x);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view LabelStyleName(LabelStyle s) {
+  return EnumName(s, kLabelStyles);
+}
+std::string_view StrategyName(Strategy s) { return EnumName(s, kStrategies); }
+std::string_view FaultKindName(FaultKind k) { return EnumName(k, kFaultKinds); }
+std::string_view PodRoleName(PodRole role) {
+  return role == PodRole::kPs ? "ps" : "worker";
+}
+
+std::string Job::PodName(PodRole role, int index) const {
+  return name + "-" + std::string(PodRoleName(role)) + "-" +
+         std::to_string(index);
+}
+
+const std::vector<std::string>& DiagnosisKinds() {
+  static const std::vector<std::string> kinds = {
+      "hot_parameter_server", "parameter_server_cpu_saturated",
+      "straggler_worker",     "cpu_throttled",
+      "network_saturated",    "memory_pressure",
+      "input_io_bound",       "gpu_underutilized"};
+  return kinds;
+}
+
+Scenario ParseScenario(const json& doc) {
+  Obj o(doc, "");
+  Scenario s;
+  s.name = o.Str("name");
+  s.duration_s = Positive(o.Num("duration_s", 60), "duration_s");
+  s.interval_s = Positive(o.Num("interval_s", 5), "interval_s");
+
+  const json& jobs = o.At("jobs");
+  if (!jobs.is_array() || jobs.empty())
+    Fail("jobs", "must be a non-empty array");
+  std::set<std::string> pods;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    std::string path = "jobs[" + std::to_string(i) + "]";
+    Job job = ParseJob(jobs[i], path);
+    for (PodRole role : {PodRole::kPs, PodRole::kWorker}) {
+      int n = role == PodRole::kPs ? job.ps : job.workers;
+      for (int k = 0; k < n; ++k) {
+        // Faults and expectations name pods without a namespace, so pod
+        // names must be unique across the whole scenario.
+        if (!pods.insert(job.PodName(role, k)).second)
+          Fail(path + ".name", "duplicate pod name \"" + job.PodName(role, k) +
+                                   "\" (job names must be unique)");
+      }
+    }
+    s.jobs.push_back(std::move(job));
+  }
+
+  if (o.Has("faults")) {
+    const json& faults = o.At("faults");
+    if (!faults.is_array()) Fail("faults", "must be an array");
+    for (size_t i = 0; i < faults.size(); ++i) {
+      std::string path = "faults[" + std::to_string(i) + "]";
+      Fault f = ParseFault(faults[i], path);
+      if (!pods.count(f.pod))
+        Fail(path + ".pod", "no pod named \"" + f.pod + "\" in the scenario");
+      if (f.start_s >= s.duration_s)
+        Fail(path + ".start_s", "must be < duration_s");
+      s.faults.push_back(f);
+    }
+  }
+  s.expect = ParseExpectations(o, "expect");
+  s.allow = ParseExpectations(o, "allow");
+  for (const char* key : {"expect", "allow"}) {
+    const auto& list = std::string(key) == "expect" ? s.expect : s.allow;
+    for (size_t i = 0; i < list.size(); ++i)
+      if (!pods.count(list[i].pod))
+        Fail(std::string(key) + "[" + std::to_string(i) + "].pod",
+             "no pod named \"" + list[i].pod + "\" in the scenario");
+  }
+  // memory_fill is a ratio of the pod's memory limit, which must exist.
+  for (size_t i = 0; i < s.faults.size(); ++i) {
+    if (s.faults[i].kind != FaultKind::kMemoryFill) continue;
+    bool limited = false;
+    for (const Job& job : s.jobs)
+      for (PodRole role : {PodRole::kPs, PodRole::kWorker})
+        for (int k = 0; k < (role == PodRole::kPs ? job.ps : job.workers); ++k)
+          if (job.PodName(role, k) == s.faults[i].pod)
+            limited =
+                (role == PodRole::kPs ? job.ps_resources : job.worker_resources)
+                    .memory_limit_bytes.has_value();
+    if (!limited)
+      Fail("faults[" + std::to_string(i) + "].pod",
+           "memory_fill needs a memory_limit_bytes for the pod's role");
+  }
+  o.RejectUnknown();
+  return s;
+}
+
+Scenario ParseScenarioText(std::string_view text) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) throw ScenarioError("<file>: not valid JSON");
+  return ParseScenario(doc);
+}
+
+Scenario LoadScenarioFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path + ": cannot open the scenario file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  try {
+    return ParseScenarioText(buf.str());
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(path + ": " + e.what());
+  }
+}
+
+}  // namespace trainsim

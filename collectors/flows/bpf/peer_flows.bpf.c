@@ -1,0 +1,169 @@
+// Per-pod, per-peer byte counters aggregated in the kernel. Attached as
+// cgroup_skb ingress/egress to the kubepods cgroup (or any ancestor); user
+// space drains the LRU map once per sampling interval, never per packet.
+// vmlinux.h must come first: it defines the kernel types that the libbpf
+// headers and the shared header use.
+// clang-format off
+#include "vmlinux.h"
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include "peer_flows.h"
+// clang-format on
+
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define IPPROTO_TCP_ 6
+#define IPPROTO_UDP_ 17
+
+char LICENSE[] SEC("license") = "GPL";
+
+// Map size is set by user space before load (--flow-map-entries).
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, struct peer_flow_key);
+  __type(value, struct peer_flow_value);
+} peer_flows SEC(".maps");
+
+// Pod cgroup ids the agent knows; traffic of any other cgroup is skipped in
+// the kernel so host traffic never competes for map slots.
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, __u64);
+  __type(value, __u8);
+} pod_cgroups SEC(".maps");
+
+// Depths of pod cgroups below the v2 root (Guaranteed pods sit one level
+// higher than Burstable/BestEffort ones); 0 ends the list.
+__u32 pod_levels[PEER_FLOWS_MAX_POD_LEVELS] = {};
+
+// New map entries created; user space derives LRU evictions as
+// inserts - live entries because it never deletes.
+__u64 inserts = 0;
+__u64 insert_failures = 0;
+
+static __always_inline __u64 pod_of(struct __sk_buff *skb) {
+#pragma unroll
+  for (int i = 0; i < PEER_FLOWS_MAX_POD_LEVELS; i++) {
+    __u32 level = pod_levels[i];
+    if (level == 0) break;
+    __u64 id = bpf_skb_ancestor_cgroup_id(skb, level);
+    if (id && bpf_map_lookup_elem(&pod_cgroups, &id)) return id;
+  }
+  return 0;
+}
+
+// Fills ports and returns the L4 header length, 0 when unknown.
+static __always_inline __u32 load_ports(struct __sk_buff *skb, __u32 off,
+                                        __u8 proto, __u16 *sport,
+                                        __u16 *dport) {
+  if (proto == IPPROTO_TCP_) {
+    __u8 h[13];
+    if (bpf_skb_load_bytes(skb, off, h, sizeof(h))) return 0;
+    *sport = (__u16)h[0] << 8 | h[1];
+    *dport = (__u16)h[2] << 8 | h[3];
+    return (h[12] >> 4) * 4;
+  }
+  if (proto == IPPROTO_UDP_) {
+    __u8 h[4];
+    if (bpf_skb_load_bytes(skb, off, h, sizeof(h))) return 0;
+    *sport = (__u16)h[0] << 8 | h[1];
+    *dport = (__u16)h[2] << 8 | h[3];
+    return 8;
+  }
+  return 0;
+}
+
+static __always_inline int is_v6_loopback(const __u8 *a) {
+  __u8 any = 0;
+#pragma unroll
+  for (int i = 0; i < 15; i++) any |= a[i];
+  return any == 0 && a[15] == 1;
+}
+
+static __always_inline void account(struct __sk_buff *skb, __u8 direction) {
+  __u64 pod = pod_of(skb);
+  if (!pod) return;
+
+  struct peer_flow_key key = {};
+  key.pod_cgroup_id = pod;
+  key.direction = direction;
+  __u16 sport = 0, dport = 0;
+  __u32 headers = 0;
+  if (skb->protocol == bpf_htons(ETH_P_IP)) {
+    struct iphdr ip;
+    if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip))) return;
+    __u32 ihl = ip.ihl * 4;
+    headers = ihl;
+    key.protocol = ip.protocol;
+    key.peer_addr[10] = 0xff;
+    key.peer_addr[11] = 0xff;
+    __builtin_memcpy(&key.peer_addr[12],
+                     direction == PEER_FLOWS_RECEIVE ? &ip.saddr : &ip.daddr,
+                     4);
+    // Loopback stays inside the pod: not traffic between pods.
+    if (key.peer_addr[12] == 127) return;
+    // Only the first fragment carries ports.
+    if ((bpf_ntohs(ip.frag_off) & 0x1fff) == 0)
+      headers += load_ports(skb, ihl, ip.protocol, &sport, &dport);
+  } else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+    struct ipv6hdr ip6;
+    if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6))) return;
+    headers = sizeof(ip6);
+    key.protocol = ip6.nexthdr;
+    __builtin_memcpy(key.peer_addr,
+                     direction == PEER_FLOWS_RECEIVE ? &ip6.saddr : &ip6.daddr,
+                     16);
+    if (is_v6_loopback(key.peer_addr)) return;
+    headers += load_ports(skb, sizeof(ip6), ip6.nexthdr, &sport, &dport);
+  } else {
+    return;
+  }
+  if (direction == PEER_FLOWS_RECEIVE) {
+    key.local_port = dport;
+    key.peer_port = sport;
+  } else {
+    key.local_port = sport;
+    key.peer_port = dport;
+  }
+
+  __u64 len = skb->len;
+  __u64 payload = len > headers ? len - headers : 0;
+  struct peer_flow_value *value = bpf_map_lookup_elem(&peer_flows, &key);
+  if (value) {
+    // Per-CPU value: no other CPU writes this slot.
+    value->bytes += len;
+    value->payload_bytes += payload;
+    value->packets += 1;
+    return;
+  }
+  struct peer_flow_value init = {
+      .bytes = len, .payload_bytes = payload, .packets = 1};
+  long err = bpf_map_update_elem(&peer_flows, &key, &init, BPF_NOEXIST);
+  if (err == 0) {
+    __sync_fetch_and_add(&inserts, 1);
+  } else {
+    // Another CPU created the entry first: add to our own slot.
+    value = bpf_map_lookup_elem(&peer_flows, &key);
+    if (value) {
+      value->bytes += len;
+      value->payload_bytes += payload;
+      value->packets += 1;
+    } else {
+      __sync_fetch_and_add(&insert_failures, 1);
+    }
+  }
+}
+
+SEC("cgroup_skb/ingress")
+int peer_flows_ingress(struct __sk_buff *skb) {
+  account(skb, PEER_FLOWS_RECEIVE);
+  return 1;  // observe only, never drop
+}
+
+SEC("cgroup_skb/egress")
+int peer_flows_egress(struct __sk_buff *skb) {
+  account(skb, PEER_FLOWS_TRANSMIT);
+  return 1;
+}

@@ -1,0 +1,31 @@
+// Structs shared by peer_flows.bpf.c and user space. Fixed-width fields and
+// explicit padding only: both sides must agree on every byte of the key, or
+// lookups silently miss.
+#pragma once
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define PEER_FLOWS_MAX_POD_LEVELS 4
+
+enum peer_flows_direction {
+  PEER_FLOWS_RECEIVE = 0,
+  PEER_FLOWS_TRANSMIT = 1,
+};
+
+struct peer_flow_key {
+  __u64 pod_cgroup_id;  // inode number of the pod's cgroup v2 directory
+  __u8 peer_addr[16];   // IPv6, or IPv4 mapped as ::ffff:a.b.c.d
+  __u16 local_port;     // host byte order; 0 when not TCP/UDP
+  __u16 peer_port;
+  __u8 direction;  // enum peer_flows_direction
+  __u8 protocol;   // IPPROTO_TCP, IPPROTO_UDP, or the raw L4 number
+  __u8 pad[2];
+};
+
+struct peer_flow_value {
+  __u64 bytes;          // skb->len: IP header and everything after it
+  __u64 payload_bytes;  // bytes minus IP and TCP/UDP headers
+  __u64 packets;        // skbs (a GSO skb counts once)
+};

@@ -1,0 +1,217 @@
+#include "flows/bpf_loader.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <set>
+
+#include "flows/flow_map.h"
+#include "peer_flows.skel.h"
+
+namespace trainscope {
+namespace {
+
+// libbpf's own diagnostics (verifier log, missing BTF) go to our log at
+// debug level; the error that matters is returned with context.
+int LibbpfPrint(enum libbpf_print_level level, const char* fmt, va_list ap) {
+  if (level == LIBBPF_DEBUG) return 0;
+  char buf[1024];
+  int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
+  std::string line(buf);
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  spdlog::debug("[flows] libbpf: {}", line);
+  return n;
+}
+
+std::string ErrnoText(int err) {
+  if (err < 0) err = -err;
+  std::string text = std::strerror(err);
+  if (err == EPERM || err == EACCES) {
+    text +=
+        " (needs CAP_BPF+CAP_NET_ADMIN or CAP_SYS_ADMIN, and "
+        "RLIMIT_MEMLOCK on old kernels)";
+  }
+  return text;
+}
+
+constexpr size_t kStride = (sizeof(peer_flow_value) + 7) / 8 * 8;
+
+}  // namespace
+
+void PeerFlowsBpf::SkelDeleter::operator()(peer_flows* skel) const {
+  peer_flows__destroy(skel);
+}
+
+void PeerFlowsBpf::LinkDeleter::operator()(bpf_link* link) const {
+  bpf_link__destroy(link);
+}
+
+PeerFlowsBpf::~PeerFlowsBpf() {
+  ingress_.reset();
+  egress_.reset();
+  skel_.reset();
+}
+
+std::unique_ptr<PeerFlowsBpf> PeerFlowsBpf::Attach(
+    const std::filesystem::path& cgroup_dir, uint32_t map_entries,
+    Status* error) {
+  libbpf_set_print(LibbpfPrint);
+  std::unique_ptr<PeerFlowsBpf> self(new PeerFlowsBpf());
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) {
+    *error = Status::Error("cannot count possible CPUs: " + ErrnoText(cpus));
+    return nullptr;
+  }
+  self->cpus_ = static_cast<size_t>(cpus);
+  self->skel_.reset(peer_flows__open());
+  if (!self->skel_) {
+    *error =
+        Status::Error("opening the BPF object failed: " + ErrnoText(errno));
+    return nullptr;
+  }
+  if (int err =
+          bpf_map__set_max_entries(self->skel_->maps.peer_flows, map_entries)) {
+    *error = Status::Error("setting the flow map size to " +
+                           std::to_string(map_entries) +
+                           " failed: " + ErrnoText(err));
+    return nullptr;
+  }
+  if (int err = peer_flows__load(self->skel_.get())) {
+    *error =
+        Status::Error("loading the BPF programs failed: " + ErrnoText(err));
+    return nullptr;
+  }
+  self->cgroup_fd_.reset(::open(cgroup_dir.c_str(), O_RDONLY | O_DIRECTORY));
+  if (!self->cgroup_fd_.valid()) {
+    *error = Status::Error("opening cgroup " + cgroup_dir.string() +
+                           " failed: " + ErrnoText(errno));
+    return nullptr;
+  }
+  const int fd = self->cgroup_fd_.get();
+  bpf_link* in =
+      bpf_program__attach_cgroup(self->skel_->progs.peer_flows_ingress, fd);
+  if (!in) {
+    *error =
+        Status::Error("attaching cgroup_skb/ingress to " + cgroup_dir.string() +
+                      " failed: " + ErrnoText(errno));
+    return nullptr;
+  }
+  self->ingress_.reset(in);
+  bpf_link* out =
+      bpf_program__attach_cgroup(self->skel_->progs.peer_flows_egress, fd);
+  if (!out) {
+    *error =
+        Status::Error("attaching cgroup_skb/egress to " + cgroup_dir.string() +
+                      " failed: " + ErrnoText(errno));
+    return nullptr;
+  }
+  self->egress_.reset(out);
+  return self;
+}
+
+Status PeerFlowsBpf::SetPods(const std::map<uint64_t, uint32_t>& pod_levels) {
+  if (pod_levels == pods_) return Status::Ok();
+  const int fd = bpf_map__fd(skel_->maps.pod_cgroups);
+  // Add before removing so a pod that stays never misses a packet.
+  for (const auto& [id, level] : pod_levels) {
+    if (pods_.count(id)) continue;
+    uint8_t one = 1;
+    if (bpf_map_update_elem(fd, &id, &one, BPF_ANY) != 0) {
+      return Status::Error("adding pod cgroup " + std::to_string(id) +
+                           " to the BPF map failed: " + ErrnoText(errno));
+    }
+  }
+  for (const auto& [id, level] : pods_) {
+    if (!pod_levels.count(id)) bpf_map_delete_elem(fd, &id);
+  }
+  std::set<uint32_t> levels;
+  for (const auto& [id, level] : pod_levels) levels.insert(level);
+  if (levels.size() > PEER_FLOWS_MAX_POD_LEVELS) {
+    spdlog::warn(
+        "[flows] pod cgroups sit at {} different depths; only the "
+        "{} shallowest are counted",
+        levels.size(), PEER_FLOWS_MAX_POD_LEVELS);
+  }
+  size_t i = 0;
+  for (uint32_t level : levels) {
+    if (i == PEER_FLOWS_MAX_POD_LEVELS) break;
+    skel_->bss->pod_levels[i++] = level;
+  }
+  for (; i < PEER_FLOWS_MAX_POD_LEVELS; ++i) skel_->bss->pod_levels[i] = 0;
+  pods_ = pod_levels;
+  return Status::Ok();
+}
+
+Status PeerFlowsBpf::Drain(std::map<FlowKey, FlowCounters>* out) {
+  out->clear();
+  Status s = batch_ok_ ? DrainBatch(out) : DrainIterate(out);
+  if (s.ok()) entries_ = out->size();
+  return s;
+}
+
+Status PeerFlowsBpf::DrainBatch(std::map<FlowKey, FlowCounters>* out) {
+  const int fd = bpf_map__fd(skel_->maps.peer_flows);
+  constexpr uint32_t kChunk = 256;
+  std::vector<peer_flow_key> keys(kChunk);
+  std::vector<unsigned char> values(kChunk * kStride * cpus_);
+  // The batch cursor is opaque; a key-sized buffer is large enough.
+  peer_flow_key cursor{};
+  bool first = true;
+  for (int rounds = 0; rounds < 1 << 20; ++rounds) {
+    uint32_t count = kChunk;
+    LIBBPF_OPTS(bpf_map_batch_opts, opts);
+    int err = bpf_map_lookup_batch(fd, first ? nullptr : &cursor, &cursor,
+                                   keys.data(), values.data(), &count, &opts);
+    const int saved = errno;
+    first = false;
+    for (uint32_t i = 0; i < count; ++i) {
+      (*out)[UnpackFlowKey(keys[i])] =
+          SumPerCpu(values.data() + i * kStride * cpus_, cpus_, kStride);
+    }
+    if (err == 0) continue;
+    if (saved == ENOENT) return Status::Ok();
+    if (saved == EINVAL || saved == ENOTSUP || saved == EOPNOTSUPP) {
+      spdlog::info("[flows] batch map lookup unavailable ({}); iterating keys",
+                   std::strerror(saved));
+      batch_ok_ = false;
+      out->clear();
+      return DrainIterate(out);
+    }
+    return Status::Error("reading the flow map failed: " + ErrnoText(saved));
+  }
+  return Status::Ok();
+}
+
+Status PeerFlowsBpf::DrainIterate(std::map<FlowKey, FlowCounters>* out) {
+  const int fd = bpf_map__fd(skel_->maps.peer_flows);
+  std::vector<unsigned char> value(kStride * cpus_);
+  peer_flow_key key{}, next{};
+  const peer_flow_key* prev = nullptr;
+  const uint64_t limit = bpf_map__max_entries(skel_->maps.peer_flows) * 2ull;
+  for (uint64_t n = 0; n < limit; ++n) {
+    if (bpf_map_get_next_key(fd, prev, &next) != 0) break;
+    if (bpf_map_lookup_elem(fd, &next, value.data()) == 0) {
+      (*out)[UnpackFlowKey(next)] = SumPerCpu(value.data(), cpus_, kStride);
+    }
+    key = next;
+    prev = &key;
+  }
+  return Status::Ok();
+}
+
+PeerFlowsBpf::Stats PeerFlowsBpf::stats() const {
+  Stats s;
+  s.entries = entries_;
+  s.capacity = bpf_map__max_entries(skel_->maps.peer_flows);
+  s.inserts = __atomic_load_n(&skel_->bss->inserts, __ATOMIC_RELAXED);
+  s.insert_failures =
+      __atomic_load_n(&skel_->bss->insert_failures, __ATOMIC_RELAXED);
+  return s;
+}
+
+}  // namespace trainscope

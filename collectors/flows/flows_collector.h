@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flows/bpf_loader.h"
+#include "flows/cgroup2.h"
+#include "flows/flow_map.h"
+#include "flows/flows_report.h"
+#include "flows/pcap_capture.h"
+#include "flows/peers.h"
+#include "trainscope/collector.h"
+
+namespace trainscope {
+
+struct FlowsOptions {
+  std::string mode = "ebpf";  // "ebpf" (falls back to pcap) or "pcap"
+  std::vector<std::string> pcap_interfaces;  // empty: physical NICs
+  std::vector<uint16_t> training_ports = {2222};
+  uint32_t map_entries = 65536;
+  int pcap_buffer_bytes = 32 << 20;
+  std::filesystem::path cgroup2_path;  // empty: found under the cgroup root
+  std::string node_name;               // pods on it count as local (pcap)
+};
+
+// Per-pod, per-peer traffic. eBPF counts in the kernel per pod cgroup; when
+// it cannot attach (no cgroup v2, no privileges) it falls back to libpcap,
+// once, saying why. Collect never throws.
+class FlowsCollector : public Collector {
+ public:
+  FlowsCollector(FlowsOptions options, HostPaths host,
+                 std::shared_ptr<FlowsBoard> board = FlowsBoard::Default());
+  std::string_view name() const override { return "flows"; }
+  CollectStatus Collect(const CollectContext& ctx, Snapshot& out) override;
+
+  // For tests: the active source ("ebpf", "pcap" or "" before the first
+  // successful setup).
+  const std::string& active_mode() const { return active_; }
+
+ private:
+  Status EnsureSource();
+  Status OpenPcap();
+  Status DrainBpf(std::vector<FlowDelta>* deltas,
+                  std::map<uint64_t, std::string>* cgroup_to_uid,
+                  FlowsReport* report);
+
+  const FlowsOptions options_;
+  const HostPaths host_;
+  std::shared_ptr<FlowsBoard> board_;
+  std::string active_;
+  std::string bpf_failure_;
+  Cgroup2Target target_;
+  std::unique_ptr<PeerFlowsBpf> bpf_;
+  std::unique_ptr<PcapCapture> pcap_;
+  CounterTracker tracker_;
+  PeerLedger ledger_;
+};
+
+}  // namespace trainscope

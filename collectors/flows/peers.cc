@@ -1,0 +1,108 @@
+#include "flows/peers.h"
+
+namespace trainscope {
+namespace {
+
+// A reused IP belongs to the pod that holds it now: running pods win over
+// pending ones, and both over finished pods that still list the address.
+int PhaseRank(const std::string& phase) {
+  if (phase == "Running") return 3;
+  if (phase == "Pending" || phase.empty()) return 2;
+  if (phase == "Unknown") return 1;
+  return 0;  // Succeeded, Failed
+}
+
+void Claim(std::map<IpAddress, const PodInfo*>& index, const IpAddress& addr,
+           const PodInfo* pod) {
+  auto [it, inserted] = index.emplace(addr, pod);
+  if (!inserted && PhaseRank(pod->phase) > PhaseRank(it->second->phase)) {
+    it->second = pod;
+  }
+}
+
+}  // namespace
+
+PeerResolver::PeerResolver(const PodList& pods,
+                           const std::map<uint64_t, std::string>& cgroup_to_uid,
+                           const std::set<std::string>& local_uids) {
+  for (const auto& pod : pods) {
+    by_uid_[pod.uid] = &pod;
+    if (pod.host_network) continue;
+    std::vector<std::string> ips = pod.pod_ips;
+    if (!pod.pod_ip.empty()) ips.push_back(pod.pod_ip);
+    for (const auto& text : ips) {
+      auto addr = IpAddress::Parse(text);
+      if (!addr || addr->is_unspecified()) continue;
+      Claim(by_address_, *addr, &pod);
+      if (local_uids.count(pod.uid)) Claim(local_by_address_, *addr, &pod);
+    }
+  }
+  for (const auto& [id, uid] : cgroup_to_uid) {
+    if (auto it = by_uid_.find(uid); it != by_uid_.end()) {
+      by_cgroup_[id] = it->second;
+    }
+  }
+}
+
+const PodInfo* PeerResolver::Local(const LocalPodRef& ref) const {
+  if (ref.cgroup_id != 0) {
+    auto it = by_cgroup_.find(ref.cgroup_id);
+    return it == by_cgroup_.end() ? nullptr : it->second;
+  }
+  auto it = local_by_address_.find(ref.address);
+  return it == local_by_address_.end() ? nullptr : it->second;
+}
+
+const PodInfo* PeerResolver::Peer(const IpAddress& address) const {
+  auto it = by_address_.find(address);
+  return it == by_address_.end() ? nullptr : it->second;
+}
+
+void PeerLedger::Add(const std::vector<FlowDelta>& deltas,
+                     const PeerResolver& resolver) {
+  for (const auto& d : deltas) {
+    const PodInfo* local = resolver.Local(d.key.pod);
+    if (!local) {
+      unattributed_bytes_ += d.counters.bytes;
+      continue;
+    }
+    const PodInfo* peer = resolver.Peer(d.key.peer);
+    Totals& t = totals_[{local->uid, peer ? peer->uid : std::string()}];
+    (d.key.direction == FlowDirection::kReceive ? t.receive : t.transmit) +=
+        d.counters;
+  }
+}
+
+void PeerLedger::Prune(const PodList& pods) {
+  std::set<std::string> uids;
+  for (const auto& pod : pods) uids.insert(pod.uid);
+  std::erase_if(totals_, [&](const auto& entry) {
+    const auto& [local, peer] = entry.first;
+    return !uids.count(local) || (!peer.empty() && !uids.count(peer));
+  });
+}
+
+std::vector<PeerTrafficSample> PeerLedger::Samples(const PodList& pods) const {
+  std::map<std::string, const PodInfo*> by_uid;
+  for (const auto& pod : pods) by_uid[pod.uid] = &pod;
+  std::vector<PeerTrafficSample> out;
+  out.reserve(totals_.size());
+  for (const auto& [key, t] : totals_) {
+    PeerTrafficSample s;
+    s.pod_uid = key.first;
+    if (auto it = by_uid.find(key.second); it != by_uid.end()) {
+      s.peer_uid = it->second->uid;
+      s.peer_namespace = it->second->namespace_name;
+      s.peer_pod = it->second->name;
+      s.peer_role = it->second->role;
+    }
+    s.receive_bytes = t.receive.bytes;
+    s.transmit_bytes = t.transmit.bytes;
+    s.receive_packets = t.receive.packets;
+    s.transmit_packets = t.transmit.packets;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace trainscope

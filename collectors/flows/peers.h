@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "flows/flow_record.h"
+#include "trainscope/pod.h"
+#include "trainscope/snapshot.h"
+
+namespace trainscope {
+
+// Maps flow endpoints to pods. Built once per cycle from the pod table, the
+// pod cgroup ids found on this node (eBPF) and the set of local pods (pcap).
+class PeerResolver {
+ public:
+  PeerResolver(const PodList& pods,
+               const std::map<uint64_t, std::string>& cgroup_to_uid,
+               const std::set<std::string>& local_uids);
+
+  // The local pod a flow belongs to, or nullptr.
+  const PodInfo* Local(const LocalPodRef& ref) const;
+  // The pod that owns `address`, or nullptr. hostNetwork pods never match:
+  // their address is the node's and says nothing about the peer.
+  const PodInfo* Peer(const IpAddress& address) const;
+  // Local pods by address, for sources that only see addresses (pcap).
+  const std::map<IpAddress, const PodInfo*>& local_by_address() const {
+    return local_by_address_;
+  }
+
+ private:
+  std::map<std::string, const PodInfo*> by_uid_;
+  std::map<IpAddress, const PodInfo*> by_address_;
+  std::map<IpAddress, const PodInfo*> local_by_address_;
+  std::map<uint64_t, const PodInfo*> by_cgroup_;
+};
+
+// Cumulative bytes per (local pod, peer pod), the shape the metrics have.
+// Ports are dropped here: ephemeral ports never become labels. Counters only
+// ever grow; a pair disappears when either pod leaves the pod table.
+class PeerLedger {
+ public:
+  struct Totals {
+    FlowCounters receive;
+    FlowCounters transmit;
+  };
+  // (local pod uid, peer pod uid or "" for every unknown peer)
+  using PairKey = std::pair<std::string, std::string>;
+
+  // Adds the deltas. Flows whose local pod is unknown are counted in
+  // unattributed() and otherwise dropped.
+  void Add(const std::vector<FlowDelta>& deltas, const PeerResolver& resolver);
+  // Forgets pairs whose local pod or (known) peer pod is gone.
+  void Prune(const PodList& pods);
+  std::vector<PeerTrafficSample> Samples(const PodList& pods) const;
+  const std::map<PairKey, Totals>& totals() const { return totals_; }
+  uint64_t unattributed_bytes() const { return unattributed_bytes_; }
+
+ private:
+  std::map<PairKey, Totals> totals_;
+  uint64_t unattributed_bytes_ = 0;
+};
+
+}  // namespace trainscope

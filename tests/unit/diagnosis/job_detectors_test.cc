@@ -1,0 +1,173 @@
+// Table-driven tests of the detectors that compare workers of one job:
+// straggler_worker and input_io_bound.
+#include "detector_test_main.h"
+
+namespace trainscope::diagnosis::testing {
+namespace {
+
+using L = Finding::Level;
+constexpr double MB = 1e6;
+
+// Workers exchanging rates[i] bytes/s with two PS (half each).
+WindowBuilder Workers(const std::vector<double>& rates) {
+  WindowBuilder b;
+  b.Pod("ctr-ps-0", Role::kPs).Pod("ctr-ps-1", Role::kPs);
+  for (size_t i = 0; i < rates.size(); ++i) {
+    b.Pod("ctr-worker-" + std::to_string(i), Role::kWorker)
+        .Peer(Key("ctr-ps-0"), Role::kPs, rates[i] / 4, rates[i] / 4)
+        .Peer(Key("ctr-ps-1"), Role::kPs, rates[i] / 4, rates[i] / 4);
+  }
+  return b;
+}
+
+class StragglerTest : public ::testing::TestWithParam<DetectorCase> {};
+TEST_P(StragglerTest, Findings) {
+  ExpectFindings(kStragglerWorker, GetParam());
+}
+INSTANTIATE_TEST_SUITE_P(
+    Cases, StragglerTest,
+    ::testing::Values(
+        DetectorCase{"one_slow",
+                     [] {
+                       return Workers({MB, MB, MB, 0.3 * MB}).Build();
+                     },
+                     {{"ctr-worker-3", L::kEnter}}},
+        DetectorCase{"at_enter_boundary_is_not_below",
+                     [] {
+                       return Workers({MB, MB, MB, 0.5 * MB}).Build();
+                     },
+                     {{"ctr-worker-3", L::kHold}}},
+        DetectorCase{"holds",
+                     [] {
+                       return Workers({MB, MB, MB, 0.6 * MB}).Build();
+                     },
+                     {{"ctr-worker-3", L::kHold}}},
+        DetectorCase{
+            "within_spread",
+            [] {
+              return Workers({MB, 0.9 * MB, 1.1 * MB, 0.8 * MB}).Build();
+            },
+            {}},
+        DetectorCase{"two_workers_not_enough",
+                     [] {
+                       return Workers({MB, 0.1 * MB}).Build();
+                     },
+                     {}},
+        DetectorCase{"three_workers_enough",
+                     [] {
+                       return Workers({MB, MB, 0.1 * MB}).Build();
+                     },
+                     {{"ctr-worker-2", L::kEnter}}},
+        DetectorCase{"idle_job",
+                     [] {
+                       return Workers({10e3, 10e3, 10e3, 0}).Build();
+                     },
+                     {}},
+        // A worker missing a sample keeps its rate over the points it has.
+        DetectorCase{"missing_sample_is_no_straggler",
+                     [] {
+                       auto b = Workers({MB, MB, MB, MB});
+                       b.DropPoint(1);
+                       return b.Build();
+                     },
+                     {}},
+        // A worker that restarted mid-window (new UID, counters from 0).
+        DetectorCase{"restarted_worker_is_no_straggler",
+                     [] {
+                       Window w = Workers({MB, MB, MB, MB}).Build();
+                       auto& t = w.pods.at(Key("ctr-worker-3"));
+                       t.points[2].instance = "new-uid";
+                       for (auto& [peer, c] : t.points[2].peers) {
+                         c = {100, 100};
+                       }
+                       return w;
+                     },
+                     {}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(StragglerTest, NamesTheVisibleCause) {
+  auto b = Workers({MB, MB, MB, 0.3 * MB});
+  b.Counter(&PodPoint::cpu_periods, 10)
+      .Counter(&PodPoint::cpu_throttled_periods, 5);
+  auto found = FindingsOf(kStragglerWorker, b.Build());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].diagnosis.evidence["likely_causes"],
+            nlohmann::json::array({"cpu_throttled"}));
+  EXPECT_THAT(found[0].diagnosis.summary, ::testing::HasSubstr("throttled"));
+  EXPECT_NEAR(found[0].diagnosis.evidence["ratio_to_median"].get<double>(), 0.3,
+              1e-6);
+}
+
+TEST(StragglerTest, SlowLinkCause) {
+  auto b = Workers({MB, MB, MB, 0.3 * MB});
+  b.Counter(&PodPoint::network_transmit_bytes, 0.15 * MB);
+  b.Meta().egress_limit_bytes_per_second = 0.16 * MB;
+  auto found = FindingsOf(kStragglerWorker, b.Build());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].diagnosis.evidence["likely_causes"],
+            nlohmann::json::array({"slow_link"}));
+}
+
+// Workers at 1 MB/s; the last one at `rate` with IO stall ratio `psi`.
+Window Io(double rate, std::optional<double> psi) {
+  auto b = Workers({MB, MB, MB, rate});
+  if (psi) b.Counter(&PodPoint::io_pressure_some_seconds, *psi);
+  b.Counter(&PodPoint::io_read_bytes, 20 * MB);
+  return b.Build();
+}
+
+class InputIoTest : public ::testing::TestWithParam<DetectorCase> {};
+TEST_P(InputIoTest, Findings) { ExpectFindings(kInputIoBound, GetParam()); }
+INSTANTIATE_TEST_SUITE_P(
+    Cases, InputIoTest,
+    ::testing::Values(DetectorCase{"stalls_and_exchange_drops",
+                                   [] { return Io(0.3 * MB, 0.4); },
+                                   {{"ctr-worker-3", L::kEnter}}},
+                      DetectorCase{"at_psi_enter",
+                                   [] { return Io(0.3 * MB, 0.2); },
+                                   {{"ctr-worker-3", L::kEnter}}},
+                      DetectorCase{"psi_between_thresholds",
+                                   [] { return Io(0.3 * MB, 0.15); },
+                                   {{"ctr-worker-3", L::kHold}}},
+                      DetectorCase{"stalls_but_exchange_normal",
+                                   [] { return Io(MB, 0.4); },
+                                   {}},
+                      DetectorCase{"slow_without_io_stall",
+                                   [] { return Io(0.3 * MB, 0.01); },
+                                   {}},
+                      DetectorCase{"no_psi_on_this_node",
+                                   [] { return Io(0.3 * MB, std::nullopt); },
+                                   {}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// All workers stall together: no peer is faster, but each fell below its own
+// rate over the longer history.
+TEST(InputIoTest, DropAgainstOwnHistory) {
+  WindowBuilder b(12);
+  b.Pod("ctr-ps-0", Role::kPs);
+  for (int i = 0; i < 3; ++i) {
+    b.Pod("ctr-worker-" + std::to_string(i), Role::kWorker)
+        .Counter(&PodPoint::io_pressure_some_seconds, 0.5)
+        .Peer(Key("ctr-ps-0"), Role::kPs, 0.5 * MB, 0.5 * MB);
+  }
+  Window history = b.Build();
+  // The last 3 instants: exchange falls to 1/5.
+  for (auto& [key, t] : history.pods) {
+    if (t.meta.role != Role::kWorker) continue;
+    for (size_t i = 9; i < t.points.size(); ++i) {
+      auto& c = t.points[i].peers[Key("ctr-ps-0")];
+      const double at8 = 1e6 + 0.5 * MB * 40;
+      c.receive_bytes = at8 + 0.1 * MB * (t.points[i].t - 40);
+      c.transmit_bytes = at8 + 1e6 + 0.1 * MB * (t.points[i].t - 40);
+    }
+  }
+  WindowStats recent = ComputeStats(Tail(history, 3));
+  WindowStats baseline = ComputeStats(history);
+  auto jobs = ComputeJobTraffic(recent);
+  std::vector<Finding> out;
+  DetectInputIoBound({recent, baseline, jobs}, InputIoSettings{}, out);
+  EXPECT_EQ(out.size(), 3u);
+}
+
+}  // namespace
+}  // namespace trainscope::diagnosis::testing

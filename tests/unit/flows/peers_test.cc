@@ -1,0 +1,115 @@
+#include "flows/peers.h"
+
+#include <gtest/gtest.h>
+
+namespace trainscope {
+namespace {
+
+PodInfo Pod(const std::string& uid, const std::string& name,
+            const std::string& ip, Role role = Role::kWorker,
+            const std::string& phase = "Running") {
+  PodInfo p;
+  p.uid = uid;
+  p.name = name;
+  p.namespace_name = "ns";
+  p.pod_ip = ip;
+  p.role = role;
+  p.phase = phase;
+  p.training_job = "job";
+  return p;
+}
+
+FlowDelta Delta(uint64_t cg, const std::string& peer, FlowDirection dir,
+                uint64_t bytes, uint16_t peer_port = 40000) {
+  FlowDelta d;
+  d.key.pod.cgroup_id = cg;
+  d.key.peer = *IpAddress::Parse(peer);
+  d.key.local_port = 2222;
+  d.key.peer_port = peer_port;
+  d.key.direction = dir;
+  d.counters = {bytes, bytes - bytes / 10, 1};
+  return d;
+}
+
+TEST(PeerResolver, ResolvesKnownUnknownReusedAndHostNetworkAddresses) {
+  PodList pods = {
+      Pod("u-w0", "w0", "198.18.0.10"),
+      Pod("u-ps0", "ps0", "198.18.0.20", Role::kPs),
+      // A finished pod still lists the address a new pod holds.
+      Pod("u-old", "old", "198.18.0.30", Role::kWorker, "Succeeded"),
+      Pod("u-new", "new", "198.18.0.30", Role::kWorker, "Running"),
+      Pod("u-host", "host", "10.0.0.1")};
+  pods.back().host_network = true;
+  PeerResolver r(pods, {{11, "u-w0"}, {12, "u-gone"}}, {"u-w0", "u-ps0"});
+  struct Case {
+    const char* address;
+    const char* uid;  // "" = unknown
+  };
+  const Case cases[] = {
+      {"198.18.0.20", "u-ps0"}, {"198.18.0.10", "u-w0"},
+      {"198.18.0.30", "u-new"}, {"10.0.0.1", ""},
+      {"198.18.9.9", ""},       {"::ffff:198.18.0.20", "u-ps0"}};
+  for (const auto& c : cases) {
+    const PodInfo* p = r.Peer(*IpAddress::Parse(c.address));
+    EXPECT_EQ(p ? p->uid : "", c.uid) << c.address;
+  }
+  EXPECT_EQ(r.Local({11, {}})->uid, "u-w0");
+  EXPECT_EQ(r.Local({12, {}}), nullptr);  // cgroup of a pod no longer listed
+  EXPECT_EQ(r.Local({0, *IpAddress::Parse("198.18.0.20")})->uid, "u-ps0");
+  // Not local: a pod on another node is never "ours" in pcap mode.
+  EXPECT_EQ(r.Local({0, *IpAddress::Parse("198.18.0.30")}), nullptr);
+}
+
+TEST(PeerLedger, AggregatesUnknownPeersAndDropsPorts) {
+  PodList pods = {Pod("u-w0", "w0", "198.18.0.10"),
+                  Pod("u-ps0", "ps0", "198.18.0.20", Role::kPs)};
+  PeerResolver r(pods, {{11, "u-w0"}}, {"u-w0"});
+  PeerLedger ledger;
+  ledger.Add({Delta(11, "198.18.0.20", FlowDirection::kTransmit, 1000, 2222),
+              Delta(11, "198.18.0.20", FlowDirection::kTransmit, 500, 2223),
+              Delta(11, "198.18.0.20", FlowDirection::kReceive, 300, 41000),
+              Delta(11, "203.0.113.1", FlowDirection::kReceive, 70, 50070),
+              Delta(11, "203.0.113.2", FlowDirection::kReceive, 30, 8020),
+              Delta(99, "198.18.0.20", FlowDirection::kTransmit, 5)},
+             r);
+  auto samples = ledger.Samples(pods);
+  ASSERT_EQ(samples.size(), 2u);  // one known peer, one "" aggregate
+  const auto& unknown = samples[0].peer_uid.empty() ? samples[0] : samples[1];
+  const auto& ps = samples[0].peer_uid.empty() ? samples[1] : samples[0];
+  EXPECT_EQ(unknown.pod_uid, "u-w0");
+  EXPECT_EQ(unknown.peer_pod, "");
+  EXPECT_EQ(unknown.receive_bytes, 100u);
+  EXPECT_EQ(unknown.receive_packets, 2u);
+  EXPECT_EQ(ps.peer_pod, "ps0");
+  EXPECT_EQ(ps.peer_role, Role::kPs);
+  EXPECT_EQ(ps.transmit_bytes, 1500u);
+  EXPECT_EQ(ps.receive_bytes, 300u);
+  EXPECT_EQ(ledger.unattributed_bytes(), 5u);
+
+  // Counters only grow across cycles.
+  ledger.Add({Delta(11, "198.18.0.20", FlowDirection::kTransmit, 100)}, r);
+  EXPECT_EQ(ledger.totals().at({"u-w0", "u-ps0"}).transmit.bytes, 1600u);
+}
+
+TEST(PeerLedger, IpReuseKeepsOldCountersWithTheOldPodAndPrunesGonePods) {
+  PodList before = {Pod("u-w0", "w0", "198.18.0.10"),
+                    Pod("u-ps0", "ps0", "198.18.0.20", Role::kPs)};
+  PeerLedger ledger;
+  ledger.Add({Delta(11, "198.18.0.20", FlowDirection::kTransmit, 1000)},
+             PeerResolver(before, {{11, "u-w0"}}, {"u-w0"}));
+  // ps0 is replaced by ps0' that got the same IP.
+  PodList after = {Pod("u-w0", "w0", "198.18.0.10"),
+                   Pod("u-ps0b", "ps0", "198.18.0.20", Role::kPs)};
+  ledger.Add({Delta(11, "198.18.0.20", FlowDirection::kTransmit, 10)},
+             PeerResolver(after, {{11, "u-w0"}}, {"u-w0"}));
+  EXPECT_EQ(ledger.totals().at({"u-w0", "u-ps0"}).transmit.bytes, 1000u);
+  EXPECT_EQ(ledger.totals().at({"u-w0", "u-ps0b"}).transmit.bytes, 10u);
+  ledger.Prune(after);
+  EXPECT_EQ(ledger.totals().count({"u-w0", "u-ps0"}), 0u);
+  EXPECT_EQ(ledger.totals().size(), 1u);
+  ledger.Prune({});
+  EXPECT_TRUE(ledger.totals().empty());
+}
+
+}  // namespace
+}  // namespace trainscope

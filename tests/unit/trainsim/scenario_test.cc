@@ -1,0 +1,248 @@
+#include "scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+
+namespace trainsim {
+namespace {
+
+using nlohmann::json;
+
+// DESIGN.md's example, every field set.
+json Example() {
+  return json::parse(R"({
+    "name": "hot-ps-embedding", "duration_s": 90, "interval_s": 2,
+    "jobs": [{
+      "namespace": "training", "name": "ctr", "labels": "seed",
+      "ps": 4, "workers": 6, "port": 2223, "step_ms": 300, "compute_ms": 50,
+      "variables": [{"name": "embedding", "bytes": 3000000},
+                    {"name": "dense", "bytes": 100000, "count": 8}],
+      "placement": {"strategy": "partitioned", "min_slice_bytes": 1000, "shards": 3},
+      "resources": {"ps": {"cpu_limit_cores": 1.0, "memory_limit_bytes": 268435456},
+                    "worker": {"cpu_limit_cores": 0.5}}
+    }],
+    "faults": [{"kind": "cpu_limit", "pod": "ctr-worker-3", "cores": 0.05, "start_s": 5},
+               {"kind": "cpu_hog", "pod": "ctr-ps-1", "threads": 2},
+               {"kind": "bandwidth_limit", "pod": "ctr-ps-0", "mbit": 100},
+               {"kind": "memory_fill", "pod": "ctr-ps-2", "ratio_of_limit": 0.95},
+               {"kind": "input_read", "pod": "ctr-worker-0", "bytes_per_step": 1048576, "mbit": 40},
+               {"kind": "gpu", "pod": "ctr-worker-1", "utilization": 0.1, "memory_bytes": 1024}],
+    "expect": [{"kind": "hot_parameter_server", "pod": "ctr-ps-0"}],
+    "allow": [{"kind": "cpu_throttled", "pod": "ctr-worker-3"}]
+  })");
+}
+
+TEST(ScenarioTest, ParsesEveryField) {
+  Scenario s = ParseScenario(Example());
+  EXPECT_EQ(s.name, "hot-ps-embedding");
+  EXPECT_EQ(s.duration_s, 90);
+  EXPECT_EQ(s.interval_s, 2);
+  ASSERT_EQ(s.jobs.size(), 1u);
+  const Job& j = s.jobs[0];
+  EXPECT_EQ(j.namespace_name, "training");
+  EXPECT_EQ(j.name, "ctr");
+  EXPECT_EQ(j.labels, LabelStyle::kSeed);
+  EXPECT_EQ(j.ps, 4);
+  EXPECT_EQ(j.workers, 6);
+  EXPECT_EQ(j.port, 2223);
+  EXPECT_EQ(j.step_ms, 300);
+  EXPECT_EQ(j.compute_ms, 50);
+  ASSERT_EQ(j.variables.size(), 9u);
+  EXPECT_EQ(j.variables[0].name, "embedding");
+  EXPECT_EQ(j.variables[0].bytes, 3000000u);
+  EXPECT_EQ(j.variables[1].name, "dense_0");
+  EXPECT_EQ(j.variables[8].name, "dense_7");
+  EXPECT_EQ(j.variables[8].bytes, 100000u);
+  EXPECT_EQ(j.placement.strategy, Strategy::kPartitioned);
+  EXPECT_EQ(j.placement.min_slice_bytes, 1000u);
+  EXPECT_EQ(j.placement.shards, 3);
+  EXPECT_EQ(j.ps_resources.cpu_limit_cores, 1.0);
+  EXPECT_EQ(j.ps_resources.memory_limit_bytes, 268435456u);
+  EXPECT_EQ(j.worker_resources.cpu_limit_cores, 0.5);
+  EXPECT_FALSE(j.worker_resources.memory_limit_bytes);
+
+  ASSERT_EQ(s.faults.size(), 6u);
+  EXPECT_EQ(s.faults[0].kind, FaultKind::kCpuLimit);
+  EXPECT_EQ(s.faults[0].pod, "ctr-worker-3");
+  EXPECT_EQ(s.faults[0].cores, 0.05);
+  EXPECT_EQ(s.faults[0].start_s, 5);
+  EXPECT_EQ(s.faults[1].threads, 2);
+  EXPECT_EQ(s.faults[1].start_s, 0);
+  EXPECT_EQ(s.faults[2].mbit, 100);
+  EXPECT_EQ(s.faults[3].ratio_of_limit, 0.95);
+  EXPECT_EQ(s.faults[4].bytes_per_step, 1048576u);
+  EXPECT_EQ(s.faults[4].mbit, 40);
+  EXPECT_EQ(s.faults[5].utilization, 0.1);
+  EXPECT_EQ(s.faults[5].memory_bytes, 1024u);
+  EXPECT_EQ(s.expect,
+            (std::vector<Expectation>{{"hot_parameter_server", "ctr-ps-0"}}));
+  EXPECT_EQ(s.allow,
+            (std::vector<Expectation>{{"cpu_throttled", "ctr-worker-3"}}));
+}
+
+TEST(ScenarioTest, Defaults) {
+  Scenario s =
+      ParseScenario(json::parse(R"({"name": "x", "jobs": [{"name": "j"}]})"));
+  EXPECT_EQ(s.duration_s, 60);
+  EXPECT_EQ(s.interval_s, 5);
+  const Job& j = s.jobs[0];
+  EXPECT_EQ(j.namespace_name, "default");
+  EXPECT_EQ(j.labels, LabelStyle::kKubeflow);
+  EXPECT_EQ(j.ps, 1);
+  EXPECT_EQ(j.workers, 1);
+  EXPECT_EQ(j.port, 2222);
+  EXPECT_EQ(j.placement.strategy, Strategy::kRoundRobin);
+  EXPECT_EQ(j.placement.min_slice_bytes, 262144u);
+  EXPECT_EQ(j.placement.shards, 0);
+  EXPECT_TRUE(s.faults.empty());
+}
+
+TEST(ScenarioTest, EveryLabelStyle) {
+  for (const auto& [text, style] :
+       std::vector<std::pair<std::string, LabelStyle>>{
+           {"kubeflow", LabelStyle::kKubeflow},
+           {"seed", LabelStyle::kSeed},
+           {"tf_config", LabelStyle::kTfConfig},
+           {"name_only", LabelStyle::kNameOnly}}) {
+    json doc = Example();
+    doc["jobs"][0]["labels"] = text;
+    EXPECT_EQ(ParseScenario(doc).jobs[0].labels, style) << text;
+    EXPECT_EQ(LabelStyleName(style), text);
+  }
+}
+
+struct BadCase {
+  std::string what;
+  std::function<void(json&)> mutate;
+  std::string message;  // substring of the error
+};
+
+TEST(ScenarioTest, BadFilesNameFieldAndProblem) {
+  const std::vector<BadCase> cases = {
+      {"unknown strategy",
+       [](json& d) { d["jobs"][0]["placement"]["strategy"] = "random"; },
+       "jobs[0].placement.strategy: unknown strategy \"random\""},
+      {"negative bytes",
+       [](json& d) { d["jobs"][0]["variables"][0]["bytes"] = -5; },
+       "jobs[0].variables[0].bytes: must not be negative"},
+      {"zero bytes", [](json& d) { d["jobs"][0]["variables"][0]["bytes"] = 0; },
+       "jobs[0].variables[0].bytes: must be >= 1"},
+      {"negative ps", [](json& d) { d["jobs"][0]["ps"] = -1; },
+       "jobs[0].ps: must not be negative"},
+      {"no workers", [](json& d) { d["jobs"][0]["workers"] = 0; },
+       "jobs[0].workers: must be >= 1"},
+      {"negative compute", [](json& d) { d["jobs"][0]["compute_ms"] = -1; },
+       "jobs[0].compute_ms: must not be negative"},
+      {"negative memory",
+       [](json& d) {
+         d["jobs"][0]["resources"]["ps"]["memory_limit_bytes"] = -1;
+       },
+       "jobs[0].resources.ps.memory_limit_bytes: must not be negative"},
+      {"zero cpu",
+       [](json& d) {
+         d["jobs"][0]["resources"]["worker"]["cpu_limit_cores"] = 0;
+       },
+       "jobs[0].resources.worker.cpu_limit_cores: must be > 0"},
+      {"fault for missing pod",
+       [](json& d) { d["faults"][0]["pod"] = "ctr-worker-99"; },
+       "faults[0].pod: no pod named \"ctr-worker-99\""},
+      {"expect for missing pod",
+       [](json& d) { d["expect"][0]["pod"] = "nope"; },
+       "expect[0].pod: no pod named \"nope\""},
+      {"unknown diagnosis", [](json& d) { d["allow"][0]["kind"] = "hot_ps"; },
+       "allow[0].kind: unknown diagnosis kind \"hot_ps\""},
+      {"duplicate job", [](json& d) { d["jobs"].push_back(d["jobs"][0]); },
+       "jobs[1].name: duplicate pod name \"ctr-ps-0\""},
+      {"duplicate variable",
+       [](json& d) {
+         d["jobs"][0]["variables"][1]["name"] = "embedding";
+         d["jobs"][0]["variables"][1].erase("count");
+       },
+       "jobs[0].variables[1].name: duplicate variable name \"embedding\""},
+      {"duplicate from count",
+       [](json& d) { d["jobs"][0]["variables"][0]["name"] = "dense_3"; },
+       "jobs[0].variables[1].name: duplicate variable name \"dense_3\""},
+      {"shards zero", [](json& d) { d["jobs"][0]["placement"]["shards"] = 0; },
+       "jobs[0].placement.shards: must be >= 1"},
+      {"count zero", [](json& d) { d["jobs"][0]["variables"][1]["count"] = 0; },
+       "jobs[0].variables[1].count: must be >= 1"},
+      {"unknown fault", [](json& d) { d["faults"][0]["kind"] = "disk_full"; },
+       "faults[0].kind: unknown fault kind \"disk_full\""},
+      {"fault missing param", [](json& d) { d["faults"][0].erase("cores"); },
+       "faults[0].cores: is required"},
+      {"negative start", [](json& d) { d["faults"][0]["start_s"] = -1; },
+       "faults[0].start_s: must not be negative"},
+      {"start after end", [](json& d) { d["faults"][0]["start_s"] = 90; },
+       "faults[0].start_s: must be < duration_s"},
+      {"gpu utilization", [](json& d) { d["faults"][5]["utilization"] = 1.5; },
+       "faults[5].utilization: must be <= 1"},
+      {"memory_fill without limit",
+       [](json& d) { d["faults"][3]["pod"] = "ctr-worker-0"; },
+       "faults[3].pod: memory_fill needs a memory_limit_bytes"},
+      {"unknown label style", [](json& d) { d["jobs"][0]["labels"] = "k8s"; },
+       "jobs[0].labels: unknown label style \"k8s\""},
+      {"typo in key",
+       [](json& d) { d["jobs"][0]["placement"]["stratgy"] = "greedy"; },
+       "jobs[0].placement.stratgy: unknown field"},
+      {"wrong type", [](json& d) { d["jobs"][0]["ps"] = "4"; },
+       "jobs[0].ps: must be an integer"},
+      {"no name", [](json& d) { d.erase("name"); }, "name: is required"},
+      {"empty jobs", [](json& d) { d["jobs"] = json::array(); },
+       "jobs: must be a non-empty array"},
+      {"zero duration", [](json& d) { d["duration_s"] = 0; },
+       "duration_s: must be > 0"},
+      {"negative interval", [](json& d) { d["interval_s"] = -2; },
+       "interval_s: must be > 0"},
+      {"port too big", [](json& d) { d["jobs"][0]["port"] = 70000; },
+       "jobs[0].port: must be <= 65535"},
+      {"variables without ps",
+       [](json& d) {
+         d["jobs"][0]["ps"] = 0;
+         d["faults"] = json::array();
+         d["expect"] = json::array();
+       },
+       "jobs[0].ps: must be >= 1 when the job has variables"},
+  };
+  for (const BadCase& c : cases) {
+    json doc = Example();
+    c.mutate(doc);
+    try {
+      ParseScenario(doc);
+      ADD_FAILURE() << c.what << ": accepted";
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos)
+          << c.what << ": got \"" << e.what() << "\"";
+    }
+  }
+}
+
+TEST(ScenarioTest, NotJson) {
+  EXPECT_THROW(ParseScenarioText("{nope"), ScenarioError);
+}
+
+TEST(ScenarioTest, FileErrorsNameTheFile) {
+  try {
+    LoadScenarioFile("/nonexistent/s.json");
+    FAIL();
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/s.json"),
+              std::string::npos);
+  }
+}
+
+// Every shipped scenario must stay valid.
+TEST(ScenarioTest, ShippedScenariosParse) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(
+           std::string(TRAINSCOPE_SOURCE_DIR) + "/bench/scenarios")) {
+    if (e.path().extension() != ".json") continue;
+    ++n;
+    EXPECT_NO_THROW(LoadScenarioFile(e.path().string())) << e.path();
+  }
+  EXPECT_GE(n, 5);
+}
+
+}  // namespace
+}  // namespace trainsim
