@@ -6,6 +6,7 @@
 #include "collector_registry.h"
 #include "discovery/pod_source_factory.h"
 #include "exporter/diagnosis_families.h"
+#include "exporter/discovery_families.h"
 #include "exporter/flows_families.h"
 #include "exporter/gpu_families.h"
 #include "exporter/node_families.h"
@@ -37,6 +38,8 @@ Status Agent::Start() {
   discovery.kube_api = config_.kube_api;
   discovery.kube_token_file = config_.kube_token_file;
   discovery.kube_ca_file = config_.kube_ca_file;
+  discovery.peer_pods_selector = config_.peer_pods_selector;
+  discovery.peer_pods_namespaces = config_.peer_pods_namespace_list;
   if (!config_.role_labels.empty()) {
     Status parsed =
         ParseLabelSchemes(config_.role_labels, &discovery.label_schemes);
@@ -71,11 +74,23 @@ Status Agent::Start() {
     return Status::Error(std::string("discovery ") + config_.discovery_mode +
                          ": " + started.message());
   }
+  peer_discovery_ = MakePeerPodSource(discovery, peer_pods_, &made);
+  Status peer_started = made;
+  if (peer_started.ok() && peer_discovery_) {
+    peer_started = peer_discovery_->Start();
+  }
+  if (!peer_started.ok()) {
+    peer_discovery_.reset();
+    discovery_.reset();  // stops its thread
+    http_.reset();
+    return Status::Error("peer pods: " + peer_started.message());
+  }
 
   sampler_ = std::make_unique<Sampler>(
       MakeCollectors(config_), config_.host, pods_, history_,
       std::chrono::milliseconds(
           static_cast<int64_t>(config_.interval_seconds * 1000)));
+  if (peer_discovery_) sampler_->SetPeerPods(&peer_pods_);
   // The diagnosis engine runs once per sample over the recent history
   // (baseline for input_io_bound: up to 5 minutes at the default interval).
   diagnosis_ = std::make_unique<diagnosis::DiagnosisRunner>(config_.node_name);
@@ -84,7 +99,14 @@ Status Agent::Start() {
         std::min<size_t>(history_.capacity(), kDiagnosisHistorySamples)));
   });
   std::vector<FamilySection> sections = ExportSections();
-  sections.push_back(PsShareSection(history_));
+  sections.push_back(PsShareSection(*diagnosis_));
+  sections.push_back(
+      [this](const ExportContext&, std::vector<prometheus::MetricFamily>& out) {
+        std::optional<DiscoveryStats> stats;
+        if (peer_discovery_) stats = peer_discovery_->stats();
+        AppendPeerDiscoveryFamilies(config_.discovery_mode, stats,
+                                    peer_pods_.Get()->size(), out);
+      });
   sections.push_back([this](const ExportContext& ctx,
                             std::vector<prometheus::MetricFamily>& out) {
     AppendDiagnosisFamilies(ctx, diagnosis_->Active(), out);
@@ -111,6 +133,7 @@ void Agent::Stop() {
   // The server goes first so no scrape reads a half-stopped agent.
   if (http_) http_->Stop();
   if (sampler_) sampler_->Stop();
+  if (peer_discovery_) peer_discovery_->Stop();
   if (discovery_) discovery_->Stop();
 }
 
@@ -133,11 +156,7 @@ HttpResponse Agent::Report(const std::string& format) const {
     for (const auto& d : diagnosis_->Active()) {
       diagnoses.push_back(diagnosis::DiagnosisJson(d));
     }
-    for (const auto& job : diagnosis_->Jobs()) {
-      JobPsShares s{job.namespace_name, job.training_job, {}};
-      for (const auto& t : job.ps_traffic) s.share[t.pod] = t.share;
-      shares.push_back(std::move(s));
-    }
+    shares = PsSharesOf(diagnosis_->Jobs());
   }
   nlohmann::json report = ReportView(config_.node_name, *pods_.Get(), diagnoses,
                                      std::chrono::system_clock::now());

@@ -33,8 +33,11 @@ class Agent {
 
   AgentConfig config_;
   PodTable pods_;
+  // Pods of other nodes (peer-pod watch); only names flow peers.
+  PodTable peer_pods_;
   History history_;
   std::unique_ptr<PodSource> discovery_;
+  std::unique_ptr<PodSource> peer_discovery_;  // null when off
   // Declared before the sampler, whose thread calls it, so it outlives it.
   std::unique_ptr<diagnosis::DiagnosisRunner> diagnosis_;
   std::unique_ptr<Sampler> sampler_;

@@ -94,6 +94,17 @@ nlohmann::json ReportView(const std::string& node, const PodList& pods,
       {"jobs", std::move(job_list)}};
 }
 
+std::vector<JobPsShares> PsSharesOf(
+    const std::vector<diagnosis::JobTraffic>& jobs) {
+  std::vector<JobPsShares> out;
+  for (const auto& job : jobs) {
+    JobPsShares s{job.namespace_name, job.training_job, {}};
+    for (const auto& t : job.ps_traffic) s.share[t.pod] = t.share;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 void SetPsTrafficShares(nlohmann::json& report,
                         const std::vector<JobPsShares>& jobs) {
   auto& list = report["jobs"];

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnosis/ps_share.h"
 #include "trainscope/pod.h"
 #include "trainscope/snapshot.h"
 
@@ -32,6 +33,11 @@ struct JobPsShares {
   std::string training_job;
   std::map<std::string, double> share;
 };
+
+// The report's view of the diagnosis' PS traffic (the same numbers as
+// trainscope_ps_traffic_share_ratio).
+std::vector<JobPsShares> PsSharesOf(
+    const std::vector<diagnosis::JobTraffic>& jobs);
 
 // Fills jobs[].ps_traffic_share of a ReportView; a job known only through
 // its traffic (no pod of it in `pods`) is added.

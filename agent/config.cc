@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "discovery/peer_pod_source.h"
 #include "version.h"
 
 namespace trainscope {
@@ -93,6 +94,17 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
                  "CA bundle to verify an https --kube-api (default in a "
                  "cluster: the service-account ca.crt)")
       ->envname("TRAINSCOPE_KUBE_CA_FILE");
+  app.add_option("--peer-pods-selector", cfg.peer_pods_selector,
+                 "apiserver discovery: also list/watch the pods matching this "
+                 "label selector cluster-wide (e.g. "
+                 "'training.kubeflow.org/job-name'), only to name flow peers "
+                 "on other nodes; they get no pod series. \"\" = off")
+      ->envname("TRAINSCOPE_PEER_PODS_SELECTOR");
+  app.add_option("--peer-pods-namespaces", cfg.peer_pods_namespaces,
+                 "apiserver discovery: comma-separated namespaces whose pods "
+                 "name flow peers on other nodes (all their pods without "
+                 "--peer-pods-selector, else the matching ones). \"\" = off")
+      ->envname("TRAINSCOPE_PEER_PODS_NAMESPACES");
   app.add_option("--role-labels", cfg.role_labels,
                  "Label keys that name a pod's training job, role and index, "
                  "as 'job_key,role_key,index_key;...' tried in order (default: "
@@ -198,6 +210,18 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
   }
   if (cfg.flows_mode == "pcap" && cfg.training_port_list.empty()) {
     return fail("--training-ports: pcap mode needs at least one port");
+  }
+  if (Status ns = ParseNamespaceList(cfg.peer_pods_namespaces,
+                                     &cfg.peer_pods_namespace_list);
+      !ns.ok()) {
+    return fail("--peer-pods-namespaces: " + ns.message());
+  }
+  if ((!cfg.peer_pods_selector.empty() ||
+       !cfg.peer_pods_namespace_list.empty()) &&
+      cfg.discovery_mode != "apiserver") {
+    return fail(
+        "--peer-pods-selector/--peer-pods-namespaces need --discovery "
+        "apiserver");
   }
   if (cfg.discovery_mode == "file" && cfg.pod_file.empty()) {
     return fail("--discovery file needs --pod-file PATH");

@@ -21,6 +21,11 @@ struct AgentConfig {
   std::string kube_api;
   std::string kube_token_file;
   std::string kube_ca_file;
+  // Peer-pod watch (apiserver discovery): a label selector and/or a comma
+  // list of namespaces; both empty = off.
+  std::string peer_pods_selector;
+  std::string peer_pods_namespaces;
+  std::vector<std::string> peer_pods_namespace_list;
   std::string role_labels;  // "job_key,role_key,index_key;..."; "" = default
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string log_level = "info";

@@ -33,6 +33,10 @@ class Sampler {
     after_cycle_ = std::move(hook);
   }
 
+  // Pods of other nodes that collectors may use to name peers (flows); set
+  // before Start(). Not owned; null = none.
+  void SetPeerPods(const PodTable* peer_pods) { peer_pods_ = peer_pods; }
+
   void Start();
   // Wakes the sampling thread and joins it; a cycle in progress finishes.
   void Stop();
@@ -51,6 +55,7 @@ class Sampler {
   std::vector<CollectorPtr> collectors_;
   HostPaths host_;
   const PodTable& pods_;
+  const PodTable* peer_pods_ = nullptr;
   History& history_;
   const std::chrono::milliseconds interval_;
 

@@ -109,6 +109,17 @@ std::vector<JobTraffic> ComputeJobTraffic(const WindowStats& stats) {
   return out;
 }
 
+std::optional<double> PsTrafficSkew(const JobTraffic& job) {
+  if (job.ps_traffic.empty() || job.total_bytes_per_second <= 0) {
+    return std::nullopt;
+  }
+  double max = 0;
+  for (const auto& t : job.ps_traffic) max = std::max(max, t.bytes_per_second);
+  const double mean =
+      job.total_bytes_per_second / static_cast<double>(job.ps_traffic.size());
+  return max / mean;
+}
+
 }  // namespace trainscope::diagnosis
 
 namespace trainscope::diagnosis {

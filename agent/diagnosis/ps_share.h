@@ -40,6 +40,11 @@ struct JobTraffic {
 // own counters with non-PS peers are used.
 std::vector<JobTraffic> ComputeJobTraffic(const WindowStats& stats);
 
+// Max over mean of the job's per-PS traffic (1 when balanced, n when one PS
+// of n carries everything); empty when the job has no PS traffic at all (a
+// skew of nothing is undefined, not 1).
+std::optional<double> PsTrafficSkew(const JobTraffic& job);
+
 }  // namespace trainscope::diagnosis
 
 namespace trainscope::diagnosis {

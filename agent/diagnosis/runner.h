@@ -20,7 +20,11 @@ class DiagnosisRunner {
   // `history` oldest first, the newest snapshot last.
   void Update(const std::vector<std::shared_ptr<const Snapshot>>& history);
   std::vector<Diagnosis> Active() const;
+  // PS traffic per job of the latest window: the one computation behind the
+  // report's ps_traffic_share, hot_parameter_server and the
+  // trainscope_ps_traffic_* metrics.
   std::vector<JobTraffic> Jobs() const;
+  const DiagnosisSettings& settings() const { return settings_; }
 
  private:
   const std::string node_;

@@ -84,20 +84,32 @@ std::string UrlEncode(std::string_view value) {
   return out;
 }
 
-std::string PodsPath(const ApiEndpoint& endpoint, std::string_view node_name,
+std::string PodsPath(const ApiEndpoint& endpoint, const PodsQuery& q,
                      std::string_view extra_query) {
-  std::string path = endpoint.base_path + "/api/v1/pods";
+  std::string path = endpoint.base_path;
+  path += q.namespace_name.empty()
+              ? "/api/v1/pods"
+              : "/api/v1/namespaces/" + UrlEncode(q.namespace_name) + "/pods";
   std::string query;
-  if (!node_name.empty()) {
-    query =
-        "fieldSelector=" + UrlEncode("spec.nodeName=" + std::string(node_name));
-  }
-  if (!extra_query.empty()) {
+  auto add = [&query](std::string_view param) {
     if (!query.empty()) query += "&";
-    query += extra_query;
+    query += param;
+  };
+  if (!q.node_name.empty()) {
+    add("fieldSelector=" + UrlEncode("spec.nodeName=" + q.node_name));
   }
+  if (!q.label_selector.empty()) {
+    add("labelSelector=" + UrlEncode(q.label_selector));
+  }
+  if (!extra_query.empty()) add(extra_query);
   if (!query.empty()) path += "?" + query;
   return path;
+}
+
+std::string PodsPath(const ApiEndpoint& endpoint, std::string_view node_name,
+                     std::string_view extra_query) {
+  return PodsPath(endpoint, PodsQuery{.node_name = std::string(node_name)},
+                  extra_query);
 }
 
 }  // namespace trainscope

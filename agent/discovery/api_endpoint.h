@@ -24,8 +24,18 @@ Status ParseApiUrl(std::string_view url, ApiEndpoint* out);
 // Percent-encodes a query value (RFC 3986 unreserved characters pass).
 std::string UrlEncode(std::string_view value);
 
-// The pods collection, optionally limited to one node, plus extra query
-// parameters already encoded ("watch=true&...").
+// Which pods a list/watch asks for. Empty fields do not restrict.
+struct PodsQuery {
+  std::string node_name;       // fieldSelector=spec.nodeName=<node>
+  std::string namespace_name;  // /api/v1/namespaces/<ns>/pods
+  std::string label_selector;  // labelSelector=<selector>, sent as given
+};
+
+// The pods collection the query names, plus extra query parameters already
+// encoded ("watch=true&...").
+std::string PodsPath(const ApiEndpoint& endpoint, const PodsQuery& query,
+                     std::string_view extra_query);
+// The same for the node's pods only (node_name "" = the whole cluster).
 std::string PodsPath(const ApiEndpoint& endpoint, std::string_view node_name,
                      std::string_view extra_query);
 

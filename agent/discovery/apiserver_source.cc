@@ -54,7 +54,16 @@ std::string DescribeError(httplib::Error error) {
 
 ApiServerSource::ApiServerSource(ApiServerSourceOptions options,
                                  PodTable& table)
-    : options_(std::move(options)), table_(table) {}
+    : ApiServerSource(std::move(options), [&table](PodList pods) {
+        table.Replace(std::move(pods));
+      }) {}
+
+ApiServerSource::ApiServerSource(ApiServerSourceOptions options,
+                                 PodListSink sink)
+    : options_(std::move(options)),
+      query_{options_.node_name, options_.namespace_name,
+             options_.label_selector},
+      sink_(std::move(sink)) {}
 
 ApiServerSource::~ApiServerSource() { Stop(); }
 
@@ -80,9 +89,12 @@ Status ApiServerSource::Start() {
     return Status::Error(
         "apiserver backoff bounds must satisfy 0 < initial <= max");
   }
-  spdlog::info("[discovery] watching pods of node '{}' at {}",
-               options_.node_name.empty() ? "*" : options_.node_name,
-               options_.api_url);
+  spdlog::info(
+      "[discovery] watching {} of node '{}', namespace '{}', selector '{}' at "
+      "{}",
+      options_.log_name, options_.node_name.empty() ? "*" : options_.node_name,
+      options_.namespace_name.empty() ? "*" : options_.namespace_name,
+      options_.label_selector, options_.api_url);
   stop_.Reset();
   {
     std::lock_guard lock(exit_mu_);
@@ -172,9 +184,8 @@ void ApiServerSource::RecordError(const std::string& message,
   }
   failing_ = true;
   known = pods_.size();
-  spdlog::warn(
-      "[discovery] apiserver {}; keeping {} known pods, retry in {} ms",
-      message, known, retry_in.count());
+  spdlog::warn("[discovery] apiserver {}; keeping {} known {}, retry in {} ms",
+               message, known, options_.log_name, retry_in.count());
 }
 
 void ApiServerSource::MarkSuccess() {
@@ -186,12 +197,11 @@ void ApiServerSource::Publish() {
   PodList pods;
   pods.reserve(pods_.size());
   for (const auto& [uid, pod] : pods_) pods.push_back(pod);
-  table_.Replace(
-      PreparePodsForPublish(std::move(pods), options_.label_schemes));
+  sink_(PreparePodsForPublish(std::move(pods), options_.label_schemes));
 }
 
 Status ApiServerSource::List() {
-  const std::string path = PodsPath(endpoint_, options_.node_name, "");
+  const std::string path = PodsPath(endpoint_, query_, "");
   const std::string what = "list GET " + options_.api_url + path;
   std::string auth;
   if (Status st = AuthHeader(&auth); !st.ok())
@@ -224,11 +234,11 @@ Status ApiServerSource::List() {
   {
     std::lock_guard lock(stats_mu_);
     if (!stats_.ready) {
-      spdlog::info("[discovery] apiserver: first list has {} pods (rv {})",
-                   pods_.size(), rv);
+      spdlog::info("[discovery] apiserver: first list has {} {} (rv {})",
+                   pods_.size(), options_.log_name, rv);
     } else if (failing_) {
-      spdlog::info("[discovery] apiserver: list works again, {} pods (rv {})",
-                   pods_.size(), rv);
+      spdlog::info("[discovery] apiserver: list works again, {} {} (rv {})",
+                   pods_.size(), options_.log_name, rv);
     }
     failing_ = false;
     stats_.ready = true;
@@ -282,7 +292,7 @@ ApiServerSource::WatchEnd ApiServerSource::Watch(Status* error) {
       "watch=true&resourceVersion=" + UrlEncode(resource_version_) +
       "&allowWatchBookmarks=true&timeoutSeconds=" +
       std::to_string(options_.watch_timeout.count());
-  const std::string path = PodsPath(endpoint_, options_.node_name, query);
+  const std::string path = PodsPath(endpoint_, query_, query);
   const std::string what = "watch GET " + options_.api_url + path;
   std::string auth;
   if (Status st = AuthHeader(&auth); !st.ok()) {

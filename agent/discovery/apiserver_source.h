@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -25,6 +26,12 @@ struct ApiServerSourceOptions {
   std::string token_file;  // "" sends no Authorization header
   std::string ca_file;     // "" uses the system trust store (https only)
   std::string node_name;   // "" lists every pod of the cluster
+  // Further restrictions (the peer-pod watch): one namespace's pods, and
+  // pods matching a Kubernetes label selector ("" = no restriction).
+  std::string namespace_name;
+  std::string label_selector;
+  // Names the watch in logs: "pods", "peer pods".
+  std::string log_name = "pods";
   std::vector<LabelScheme> label_schemes = DefaultLabelSchemes();
   std::chrono::milliseconds backoff_initial{500};
   std::chrono::milliseconds backoff_max{30000};
@@ -35,12 +42,17 @@ struct ApiServerSourceOptions {
   std::chrono::seconds connect_timeout{3};
 };
 
-// `apiserver` discovery: list, then watch, the node's pods. Any failure keeps
-// the last known pods, counts an error and re-lists after an exponential
-// backoff; a dead API server therefore never empties the pod table.
+// Receives every new complete pod list (on the source's thread).
+using PodListSink = std::function<void(PodList)>;
+
+// `apiserver` discovery: list, then watch, the node's pods (or, for the
+// peer-pod watch, the pods the query names). Any failure keeps the last
+// known pods, counts an error and re-lists after an exponential backoff; a
+// dead API server therefore never empties the pod table.
 class ApiServerSource : public PodSource {
  public:
   ApiServerSource(ApiServerSourceOptions options, PodTable& table);
+  ApiServerSource(ApiServerSourceOptions options, PodListSink sink);
   ~ApiServerSource() override;
 
   std::string_view name() const override { return "apiserver"; }
@@ -72,7 +84,8 @@ class ApiServerSource : public PodSource {
 
   const ApiServerSourceOptions options_;
   ApiEndpoint endpoint_;
-  PodTable& table_;
+  PodsQuery query_;
+  PodListSink sink_;
   StopSignal stop_;
   std::thread thread_;
 

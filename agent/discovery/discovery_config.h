@@ -28,6 +28,10 @@ struct DiscoveryConfig {
   std::chrono::milliseconds backoff_initial{500};
   std::chrono::milliseconds backoff_max{30000};
   std::chrono::seconds watch_timeout{300};
+  // apiserver mode: the peer-pod watch (training pods on other nodes, only
+  // to name flow peers). Off when both are empty.
+  std::string peer_pods_selector;
+  std::vector<std::string> peer_pods_namespaces;
 };
 
 }  // namespace trainscope

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "discovery/cgroup_scan_source.h"
+#include "discovery/peer_pod_source.h"
 #include "discovery/pod_file_source.h"
 
 namespace trainscope {
@@ -87,6 +88,25 @@ std::unique_ptr<PodSource> MakePodSource(const DiscoveryConfig& config,
   *error = Status::Error("unknown discovery mode \"" + config.mode +
                          "\" (want apiserver, file or cgroup)");
   return nullptr;
+}
+
+std::unique_ptr<PodSource> MakePeerPodSource(const DiscoveryConfig& config,
+                                             PodTable& table, Status* error,
+                                             const EnvLookup& env) {
+  *error = Status::Ok();
+  std::vector<PodsQuery> queries =
+      PeerPodQueries(config.peer_pods_selector, config.peer_pods_namespaces);
+  if (queries.empty()) return nullptr;
+  if (config.mode != "apiserver") {
+    *error = Status::Error(
+        "--peer-pods-selector/--peer-pods-namespaces need --discovery "
+        "apiserver (other modes already know every pod they can see)");
+    return nullptr;
+  }
+  ApiServerSourceOptions options;
+  *error = ResolveApiServerOptions(config, env, &options);
+  if (!error->ok()) return nullptr;
+  return std::make_unique<PeerPodSource>(options, std::move(queries), table);
 }
 
 }  // namespace trainscope

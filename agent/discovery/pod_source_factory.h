@@ -33,4 +33,11 @@ std::unique_ptr<PodSource> MakePodSource(const DiscoveryConfig& config,
                                          Status* error,
                                          const EnvLookup& env = ProcessEnv());
 
+// The peer-pod watch (--peer-pods-selector / --peer-pods-namespaces) filling
+// `table`: nullptr with *error ok when it is off, nullptr with *error set
+// when it is asked for outside apiserver mode. Not started.
+std::unique_ptr<PodSource> MakePeerPodSource(
+    const DiscoveryConfig& config, PodTable& table, Status* error,
+    const EnvLookup& env = ProcessEnv());
+
 }  // namespace trainscope

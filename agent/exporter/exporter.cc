@@ -1,6 +1,5 @@
 #include "exporter/exporter.h"
 
-#include <prometheus/text_serializer.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -76,7 +75,8 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
 std::string Exporter::Render() {
   auto start = std::chrono::steady_clock::now();
   scrapes_total_->Increment();
-  std::string text = prometheus::TextSerializer().Serialize(Collect());
+  std::string text;
+  AppendTextFormat(Collect(), text);
   last_render_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

@@ -42,4 +42,11 @@ inline std::optional<double> AsDouble(const std::optional<uint64_t>& v) {
 // Merges `extra` into a copy of `base`.
 LabelMap WithLabels(const LabelMap& base, const LabelMap& extra);
 
+// Appends `families` in the text exposition format 0.0.4, byte for byte what
+// prometheus::TextSerializer writes (values as %.16g, "Nan", "+Inf"), but
+// straight into a string with std::to_chars instead of through an
+// ostringstream: /metrics at 10k series renders in a fraction of the time.
+void AppendTextFormat(const std::vector<prometheus::MetricFamily>& families,
+                      std::string& out);
+
 }  // namespace trainscope

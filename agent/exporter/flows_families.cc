@@ -25,10 +25,8 @@ LabelMap PeerLabels(const PodInfo& pod, const PeerTrafficSample& s) {
           {"peer_role", std::string(RoleName(s.peer_role))}};
 }
 
-void AppendPeerFamilies(const ExportContext& ctx, const FlowsReport* report,
+void AppendPeerFamilies(const ExportContext& ctx,
                         std::vector<prometheus::MetricFamily>& out) {
-  FlowsReport empty;
-  const auto& payload = (report ? report : &empty)->payload_bytes;
   FamilyBuilder rx(
       "trainscope_peer_receive_bytes_total",
       "Bytes the pod received from the peer pod (IP level: IP "
@@ -66,22 +64,22 @@ void AppendPeerFamilies(const ExportContext& ctx, const FlowsReport* report,
     tx.Add(labels, static_cast<double>(s.transmit_bytes));
     rx_pkts.Add(labels, static_cast<double>(s.receive_packets));
     tx_pkts.Add(labels, static_cast<double>(s.transmit_packets));
-    if (auto it = payload.find({s.pod_uid, s.peer_uid}); it != payload.end()) {
-      rx_payload.Add(labels, static_cast<double>(it->second.first));
-      tx_payload.Add(labels, static_cast<double>(it->second.second));
-    }
+    if (s.receive_payload_bytes)
+      rx_payload.Add(labels, Opt(s.receive_payload_bytes));
+    if (s.transmit_payload_bytes)
+      tx_payload.Add(labels, Opt(s.transmit_payload_bytes));
   }
   for (auto* f : {&rx, &tx, &rx_pkts, &tx_pkts, &rx_payload, &tx_payload}) {
     f->MoveInto(out);
   }
 }
 
-void AppendHealthFamilies(const FlowsReport& r,
+void AppendHealthFamilies(const FlowsSample& r,
                           std::vector<prometheus::MetricFamily>& out);
 
 }  // namespace
 
-void AppendPsShareFamilies(const std::vector<PsTrafficShare>& shares,
+void AppendPsShareFamilies(const std::vector<diagnosis::JobTraffic>& jobs,
                            size_t window_samples,
                            std::vector<prometheus::MetricFamily>& out) {
   const std::string window = std::to_string(window_samples);
@@ -89,43 +87,46 @@ void AppendPsShareFamilies(const std::vector<PsTrafficShare>& shares,
       "trainscope_ps_traffic_share_ratio",
       "Share of the bytes exchanged (both directions) between a training "
       "job's workers seen on this node and its parameter servers that this "
-      "PS carried, over the last " +
-          window + " samples. 1/n when balanced.",
+      "PS carried, over the diagnosis window (" +
+          window +
+          " samples); the PS' own traffic when no worker is seen. 1/n when "
+          "balanced. Same numbers as the report's ps_traffic_share.",
       MetricType::Gauge);
   FamilyBuilder skew(
       "trainscope_ps_traffic_skew_ratio",
-      "Max over mean of the job's per-PS traffic over the last " + window +
-          " samples. 1 when balanced, n when one PS "
-          "of n carries everything.",
+      "Max over mean of the job's per-PS traffic over the diagnosis window "
+      "(" +
+          window +
+          " samples). 1 when balanced, n when one PS of n carries "
+          "everything.",
       MetricType::Gauge);
-  for (const auto& job : shares) {
-    for (const auto& [pod, ratio] : job.share) {
+  for (const auto& job : jobs) {
+    const std::optional<double> job_skew = diagnosis::PsTrafficSkew(job);
+    if (!job_skew) continue;  // no PS traffic: a share of nothing
+    for (const auto& t : job.ps_traffic) {
       share.Add({{"namespace", job.namespace_name},
                  {"training_job", job.training_job},
-                 {"pod", pod}},
-                ratio);
+                 {"pod", t.pod}},
+                t.share);
     }
-    if (job.skew) {
-      skew.Add({{"namespace", job.namespace_name},
-                {"training_job", job.training_job}},
-               *job.skew);
-    }
+    skew.Add(
+        {{"namespace", job.namespace_name}, {"training_job", job.training_job}},
+        *job_skew);
   }
   share.MoveInto(out);
   skew.MoveInto(out);
 }
 
-FamilySection PsShareSection(const History& history, size_t window) {
-  return [&history, window](const ExportContext&,
-                            std::vector<prometheus::MetricFamily>& out) {
-    AppendPsShareFamilies(ComputePsTrafficShares(history.Window(window)),
-                          window, out);
+FamilySection PsShareSection(const diagnosis::DiagnosisRunner& runner) {
+  return [&runner](const ExportContext&,
+                   std::vector<prometheus::MetricFamily>& out) {
+    AppendPsShareFamilies(runner.Jobs(), runner.settings().window_samples, out);
   };
 }
 
 namespace {
 
-void AppendHealthFamilies(const FlowsReport& r,
+void AppendHealthFamilies(const FlowsSample& r,
                           std::vector<prometheus::MetricFamily>& out) {
   struct Metric {
     const char* name;
@@ -139,7 +140,7 @@ void AppendHealthFamilies(const FlowsReport& r,
        MetricType::Gauge, Opt(r.map_entries)},
       {"trainscope_flows_map_max_entries",
        "Capacity of the in-kernel flow map (--flow-map-entries).",
-       MetricType::Gauge, Opt(r.map_capacity)},
+       MetricType::Gauge, Opt(r.map_max_entries)},
       {"trainscope_flows_map_evictions_total",
        "Flow map entries evicted by the LRU to make room; bytes counted on "
        "an evicted entry since the previous drain are lost. Raise "
@@ -176,17 +177,10 @@ void AppendHealthFamilies(const FlowsReport& r,
 
 }  // namespace
 
-void AppendFlowsFamiliesFrom(const ExportContext& ctx,
-                             const FlowsReport* report,
-                             std::vector<prometheus::MetricFamily>& out) {
-  AppendPeerFamilies(ctx, report, out);
-  if (report) AppendHealthFamilies(*report, out);
-}
-
 void AppendFlowsFamilies(const ExportContext& ctx,
                          std::vector<prometheus::MetricFamily>& out) {
-  auto report = FlowsBoard::Default()->Latest();
-  AppendFlowsFamiliesFrom(ctx, report.get(), out);
+  AppendPeerFamilies(ctx, out);
+  if (ctx.snapshot().flows) AppendHealthFamilies(*ctx.snapshot().flows, out);
 }
 
 }  // namespace trainscope

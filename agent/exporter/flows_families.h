@@ -5,31 +5,27 @@
 #include <cstddef>
 #include <vector>
 
+#include "diagnosis/ps_share.h"
+#include "diagnosis/runner.h"
 #include "exporter/export_context.h"
-#include "flows/flows_report.h"
-#include "flows/ps_share.h"
-#include "history.h"
 
 namespace trainscope {
 
 // trainscope_peer_* from Snapshot::peer_traffic and the flows collector's
-// own health from its latest FlowsReport.
+// own health (trainscope_flows_*) from Snapshot::flows: the snapshot is all
+// it reads.
 void AppendFlowsFamilies(const ExportContext& ctx,
                          std::vector<prometheus::MetricFamily>& out);
 
-// The same with an explicit report (nullptr: peer series only); for tests.
-void AppendFlowsFamiliesFrom(const ExportContext& ctx,
-                             const FlowsReport* report,
-                             std::vector<prometheus::MetricFamily>& out);
-
-// PS traffic share and skew over the last `window` snapshots (newest
-// included); 6 samples = 5 intervals, 25 s at the default 5 s interval.
-constexpr size_t kPsShareWindowSamples = 6;
-void AppendPsShareFamilies(const std::vector<PsTrafficShare>& shares,
-                           size_t window,
+// trainscope_ps_traffic_share_ratio / _skew_ratio from the diagnosis' PS
+// traffic per job (diagnosis::ComputeJobTraffic over its evaluation window
+// of `window_samples` snapshots), so the metrics, the report's
+// ps_traffic_share and hot_parameter_server always agree. A job without PS
+// traffic in the window has no series (rather than a made-up 0).
+void AppendPsShareFamilies(const std::vector<diagnosis::JobTraffic>& jobs,
+                           size_t window_samples,
                            std::vector<prometheus::MetricFamily>& out);
-// The section the agent registers: shares computed from History::Window.
-FamilySection PsShareSection(const History& history,
-                             size_t window = kPsShareWindowSamples);
+// The section the agent registers: the runner's latest jobs.
+FamilySection PsShareSection(const diagnosis::DiagnosisRunner& runner);
 
 }  // namespace trainscope

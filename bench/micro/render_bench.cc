@@ -1,5 +1,9 @@
 // Snapshot-to-exposition: what one scrape of /metrics costs, by series count.
 #include <benchmark/benchmark.h>
+#include <prometheus/text_serializer.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include "exporter/exporter.h"
 #include "exporter/node_families.h"
@@ -52,6 +56,16 @@ void BM_RenderMetrics(benchmark::State& state) {
       SelfStats{});
   size_t series = 0;
   for (const auto& family : exporter.Collect()) series += family.metric.size();
+  // The fast serializer must write what prometheus-cpp's would, byte for
+  // byte (the smoke run checks it; the golden tests pin the full output).
+  const auto families = exporter.Collect();
+  std::string ours;
+  AppendTextFormat(families, ours);
+  if (ours != prometheus::TextSerializer().Serialize(families)) {
+    // A failed run, not a skipped benchmark: the smoke test must fail.
+    std::fprintf(stderr, "AppendTextFormat differs from TextSerializer\n");
+    std::exit(1);
+  }
   size_t bytes = 0;
   for (auto _ : state) {
     std::string text = exporter.Render();
@@ -66,6 +80,25 @@ BENCHMARK(BM_RenderMetrics)
     ->Arg(16)
     ->Arg(160)
     ->Arg(800)
+    ->Unit(benchmark::kMillisecond);
+
+// The same render with prometheus-cpp's TextSerializer (what the agent used
+// before), for the before/after comparison.
+void BM_RenderMetricsTextSerializer(benchmark::State& state) {
+  History history(2);
+  history.Push(SyntheticSnapshot(static_cast<int>(state.range(0))));
+  Exporter exporter(
+      history, "node-a",
+      {AppendPodFamilies, AppendNodeFamilies, AppendCollectorFamilies},
+      SelfStats{});
+  for (auto _ : state) {
+    std::string text =
+        prometheus::TextSerializer().Serialize(exporter.Collect());
+    benchmark::DoNotOptimize(text);
+  }
+}
+BENCHMARK(BM_RenderMetricsTextSerializer)
+    ->Arg(160)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

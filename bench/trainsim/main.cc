@@ -146,6 +146,17 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand(
       "run", "run a scenario for duration_s, print the bytes per peer");
   add_run_flags(run, false);
+  // For accuracy tests of the agent against the ground truth (`run` only).
+  run->add_flag("--traffic-after-agent-ready", ro.traffic_after_agent_ready,
+                "start the traffic only once the agent is ready and has "
+                "sampled two more intervals (needs --agent)");
+  run->add_option("--ground-truth-json", ro.ground_truth_json,
+                  "after the traffic stopped, write the per-pod, per-peer "
+                  "bytes and their time window to this JSON file");
+  run->add_option("--linger", ro.linger_s,
+                  "keep the node and agent up S seconds after the traffic "
+                  "stopped (SIGTERM ends it early)")
+      ->check(CLI::NonNegativeNumber);
   auto* verify = app.add_subcommand(
       "verify",
       "run a scenario with the agent; exit 0 when its report matches expect");

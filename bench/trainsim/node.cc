@@ -82,6 +82,11 @@ SimNode::~SimNode() {
 std::string SimNode::api_url() const { return api_ ? api_->url() : ""; }
 
 void SimNode::Up() {
+  Prepare();
+  StartPods();
+}
+
+void SimNode::Prepare() {
   spdlog::info("[trainsim] run {}: {} pods on node {}", layout_.run_id,
                layout_.pods.size(), layout_.node_name);
   cgroups_ = std::make_unique<Cgroups>(DetectHierarchies());
@@ -104,7 +109,10 @@ void SimNode::Up() {
   created_at_ = Rfc3339Now();
   for (const SimPod& pod : layout_.pods)
     api_->AddPod(PodJson(layout_, pod, overrides_[pod.name], "0", created_at_));
+}
 
+void SimNode::StartPods() {
+  if (!api_) throw std::runtime_error("StartPods before Prepare");
   start_epoch_s_ = EpochNow();
   if (exe_.empty()) exe_ = SelfExe();
   const std::string& self = exe_;

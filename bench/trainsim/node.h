@@ -42,6 +42,11 @@ class SimNode {
   void set_exe(std::string exe) { exe_ = std::move(exe); }
   // Network, cgroups, API server, pod processes. Throws with context.
   void Up();
+  // Up() in two halves: everything but the traffic (network, cgroups, the
+  // API listing the pods), then the pod processes. Between the two an agent
+  // can get ready, so it counts the traffic from its first byte.
+  void Prepare();
+  void StartPods();
   // SIGTERM to the pods, which finish their exchange and write final stats.
   void StopPods();
   void Teardown();

@@ -89,6 +89,90 @@ void PrintTruth(const SimNode& node) {
   std::fflush(stdout);
 }
 
+double EpochNow() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Waits (bounded) until the agent answers /readyz and lists every pod of
+// the scenario in /api/v1/pods, then two more sampling intervals, so at
+// least one full cycle has the pods' cgroups and the pod table. false when
+// the agent died, was not ready in time, or a stop signal came.
+bool WaitForAgentReady(const SimNode& node, Subprocess& agent, int port,
+                       double interval_s, bool* interrupted) {
+  httplib::Client cli("127.0.0.1", port);
+  cli.set_connection_timeout(1);
+  cli.set_read_timeout(3);
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  bool ready = false;
+  while (!ready) {
+    if (Clock::now() > deadline || !agent.Running()) return false;
+    if (WaitForStop(200)) {
+      *interrupted = true;
+      return false;
+    }
+    auto r = cli.Get("/readyz");
+    if (!r || r->status != 200) continue;
+    auto pods = cli.Get("/api/v1/pods");
+    if (!pods || pods->status != 200) continue;
+    ready = std::all_of(node.layout().pods.begin(), node.layout().pods.end(),
+                        [&](const SimPod& p) {
+                          return pods->body.find("\"" + p.name + "\"") !=
+                                 std::string::npos;
+                        });
+  }
+  const auto settle =
+      Clock::now() + std::chrono::milliseconds(
+                         static_cast<int64_t>(2 * interval_s * 1000 + 200));
+  while (Clock::now() < settle) {
+    if (!agent.Running()) return false;
+    if (WaitForStop(100)) {
+      *interrupted = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+// The ground truth as JSON: per pod, per peer, the bytes the pod processes
+// wrote and read, and the window they cover.
+void WriteGroundTruthJson(const SimNode& node, const std::string& path,
+                          double start_epoch_s, double stop_epoch_s) {
+  std::map<std::string, uint64_t> steps;
+  GroundTruth truth = node.Truth(&steps);
+  nlohmann::ordered_json pods = nlohmann::ordered_json::object();
+  for (const SimPod& pod : node.layout().pods) {
+    nlohmann::ordered_json peers = nlohmann::ordered_json::object();
+    for (const auto& [peer, b] : truth[pod.name])
+      peers[peer] = {{"sent_bytes", b.tx}, {"received_bytes", b.rx}};
+    pods[pod.name] = {{"namespace", pod.job->namespace_name},
+                      {"job", pod.job->name},
+                      {"role", std::string(PodRoleName(pod.role))},
+                      {"ip", pod.ip},
+                      {"steps", steps[pod.name]},
+                      {"peers", peers}};
+  }
+  nlohmann::ordered_json j = {
+      {"run_id", node.run_id()},
+      {"scenario", node.scenario().name},
+      {"bytes",
+       "application payload written to / read from the peer's "
+       "sockets, 8-byte requests included"},
+      {"traffic_start_epoch_s", start_epoch_s},
+      {"traffic_stop_epoch_s", stop_epoch_s},
+      {"consistent", Inconsistencies(truth).empty()},
+      {"pods", pods}};
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << j.dump(2) << "\n";
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+}
+
 // GET /api/v1/report; a body that is not JSON counts as no report.
 std::optional<nlohmann::json> FetchReport(int port) {
   httplib::Client cli("127.0.0.1", port);
@@ -185,10 +269,15 @@ int RunScenario(const RunOptions& o) {
     throw std::runtime_error(
         "verify needs an agent: pass --agent PATH (none found next to "
         "trainsim)");
+  if (o.traffic_after_agent_ready && o.agent_bin.empty())
+    throw std::runtime_error("--traffic-after-agent-ready needs --agent");
 
   SimNode node(scenario, o.scenario_path, run_id);
   { std::ofstream(node.run_dir() + "/supervisor.pid") << getpid() << "\n"; }
-  node.Up();
+  if (o.traffic_after_agent_ready)
+    node.Prepare();
+  else
+    node.Up();
 
   Subprocess agent;
   int agent_port = 0;
@@ -231,6 +320,20 @@ int RunScenario(const RunOptions& o) {
     }
     agent = Subprocess::Spawn(args, node.run_dir() + "/agent.log", env);
   }
+  bool interrupted = false, agent_died = false;
+  if (o.traffic_after_agent_ready) {
+    spdlog::info("[trainsim] waiting for the agent before the traffic");
+    if (!WaitForAgentReady(node, agent, agent_port, scenario.interval_s,
+                           &interrupted)) {
+      if (interrupted) return 130;  // ~SimNode tears down
+      throw std::runtime_error(
+          std::string(agent.Running()
+                          ? "the agent did not get ready within 60 s"
+                          : "the agent exited before it was ready") +
+          "; its log:\n" + LogTail(node.run_dir() + "/agent.log", 30));
+    }
+    node.StartPods();
+  }
 
   std::printf("trainsim run %s: scenario %s, %zu pods on node %s\n",
               run_id.c_str(), scenario.name.c_str(), node.layout().pods.size(),
@@ -264,8 +367,7 @@ int RunScenario(const RunOptions& o) {
   VerifyTracker tracker(scenario);
   const auto t0 = Clock::now();
   double next_poll = scenario.interval_s;
-  bool interrupted = false, agent_died = false;
-  while (true) {
+  while (!interrupted) {
     const double elapsed =
         std::chrono::duration<double>(Clock::now() - t0).count();
     if (!o.until_stopped && elapsed >= scenario.duration_s) break;
@@ -303,7 +405,21 @@ int RunScenario(const RunOptions& o) {
     }
   }
   node.StopPods();
+  const double traffic_stop_epoch_s = EpochNow();
   PrintTruth(node);
+  if (!o.ground_truth_json.empty())
+    WriteGroundTruthJson(node, o.ground_truth_json, node.start_epoch_s(),
+                         traffic_stop_epoch_s);
+  if (o.linger_s > 0 && !interrupted) {
+    std::printf("traffic stopped; keeping the node and agent up for %s s\n",
+                Num(o.linger_s).c_str());
+    std::fflush(stdout);
+    const auto until =
+        Clock::now() +
+        std::chrono::milliseconds(static_cast<int64_t>(o.linger_s * 1000));
+    while (Clock::now() < until)
+      if (WaitForStop(100)) break;  // a stop signal only ends the wait
+  }
   agent.Stop(std::chrono::seconds(3));
   node.Teardown();
   if (o.verify) {

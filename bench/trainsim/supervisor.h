@@ -15,6 +15,19 @@ struct RunOptions {
   bool verify = false;
   // `up`: run until SIGTERM instead of duration_s; write info.json when ready.
   bool until_stopped = false;
+  // Start the agent before the traffic, and the pod processes only once the
+  // agent is ready (/readyz, every pod in /api/v1/pods) and has sampled two
+  // more intervals: the agent then counts the traffic from its first byte.
+  // duration_s counts from the traffic's start. Needs an agent.
+  bool traffic_after_agent_ready = false;
+  // After the traffic stopped (every pod process drained and exited):
+  // write the per-pod, per-peer ground truth and its time window as JSON
+  // to this file (atomically: FILE.tmp, then renamed).
+  std::string ground_truth_json;
+  // Keep the node (API, netns, cgroups) and the agent up this many seconds
+  // after the traffic stopped, before the teardown, so the agent's final
+  // counters can be read. SIGINT/SIGTERM ends the wait early.
+  double linger_s = 0;
 };
 
 // run / verify / the body of up. Returns the process exit code; teardown

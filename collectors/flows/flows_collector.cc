@@ -7,16 +7,8 @@
 
 namespace trainscope {
 
-std::shared_ptr<FlowsBoard> FlowsBoard::Default() {
-  static auto board = std::make_shared<FlowsBoard>();
-  return board;
-}
-
-FlowsCollector::FlowsCollector(FlowsOptions options, HostPaths host,
-                               std::shared_ptr<FlowsBoard> board)
-    : options_(std::move(options)),
-      host_(std::move(host)),
-      board_(std::move(board)) {}
+FlowsCollector::FlowsCollector(FlowsOptions options, HostPaths host)
+    : options_(std::move(options)), host_(std::move(host)) {}
 
 Status FlowsCollector::OpenPcap() {
   PcapOptions po;
@@ -61,7 +53,7 @@ Status FlowsCollector::EnsureSource() {
 
 Status FlowsCollector::DrainBpf(std::vector<FlowDelta>* deltas,
                                 std::map<uint64_t, std::string>* cgroup_to_uid,
-                                FlowsReport* report) {
+                                FlowsSample* sample) {
   std::map<uint64_t, uint32_t> levels;
   for (const auto& [id, pod] : ScanPodCgroupIds(target_.root)) {
     (*cgroup_to_uid)[id] = pod.uid;
@@ -72,13 +64,13 @@ Status FlowsCollector::DrainBpf(std::vector<FlowDelta>* deltas,
   if (Status s = bpf_->Drain(&current); !s.ok()) return s;
   *deltas = tracker_.Update({current.begin(), current.end()});
   const auto st = bpf_->stats();
-  report->map_entries = st.entries;
-  report->map_capacity = st.capacity;
+  sample->map_entries = st.entries;
+  sample->map_max_entries = st.capacity;
   // The program creates entries and user space never deletes them, so
   // every entry created and no longer there was evicted by the LRU.
-  report->map_evictions_total =
+  sample->map_evictions_total =
       st.inserts > st.entries ? st.inserts - st.entries : 0;
-  report->map_insert_failures_total = st.insert_failures;
+  sample->map_insert_failures_total = st.insert_failures;
   return Status::Ok();
 }
 
@@ -89,9 +81,8 @@ CollectStatus FlowsCollector::Collect(const CollectContext& ctx,
   static const PodList kNoPods;
   const PodList& pods = ctx.pods ? *ctx.pods : kNoPods;
 
-  auto report = std::make_shared<FlowsReport>();
-  report->sequence = out.sequence;
-  report->mode = active_;
+  FlowsSample sample;
+  sample.mode = active_;
   std::vector<FlowDelta> deltas;
   std::map<uint64_t, std::string> cgroup_to_uid;
   std::set<std::string> local;
@@ -103,9 +94,10 @@ CollectStatus FlowsCollector::Collect(const CollectContext& ctx,
   }
 
   if (bpf_) {
-    status = DrainBpf(&deltas, &cgroup_to_uid, report.get());
+    status = DrainBpf(&deltas, &cgroup_to_uid, &sample);
   }
-  PeerResolver resolver(pods, cgroup_to_uid, local);
+  const PodList* peer_pods = ctx.peer_pods.get();
+  PeerResolver resolver(pods, cgroup_to_uid, local, peer_pods);
   if (pcap_) {
     std::map<IpAddress, std::string> by_addr;
     for (const auto& [addr, pod] : resolver.local_by_address()) {
@@ -113,23 +105,18 @@ CollectStatus FlowsCollector::Collect(const CollectContext& ctx,
     }
     pcap_->SetLocalPods(std::move(by_addr));
     deltas = pcap_->TakeDeltas();
-    report->pcap_kernel_drops_total = pcap_->kernel_drops();
-    report->pcap_interface_drops_total = pcap_->interface_drops();
+    sample.pcap_kernel_drops_total = pcap_->kernel_drops();
+    sample.pcap_interface_drops_total = pcap_->interface_drops();
     if (std::string failure = pcap_->failure(); !failure.empty()) {
       status = Status::Error(failure);
     }
   }
 
   ledger_.Add(deltas, resolver);
-  ledger_.Prune(pods);
-  out.peer_traffic = ledger_.Samples(pods);
-  report->unattributed_bytes_total = ledger_.unattributed_bytes();
-  for (const auto& [key, t] : ledger_.totals()) {
-    report->payload_bytes[key] = {t.receive.payload_bytes,
-                                  t.transmit.payload_bytes};
-  }
-
-  board_->Publish(std::move(report));
+  ledger_.Prune(pods, peer_pods);
+  out.peer_traffic = ledger_.Samples(pods, peer_pods);
+  sample.unattributed_bytes_total = ledger_.unattributed_bytes();
+  out.flows = std::move(sample);
   return status;
 }
 

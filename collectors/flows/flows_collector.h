@@ -9,7 +9,6 @@
 #include "flows/bpf_loader.h"
 #include "flows/cgroup2.h"
 #include "flows/flow_map.h"
-#include "flows/flows_report.h"
 #include "flows/pcap_capture.h"
 #include "flows/peers.h"
 #include "trainscope/collector.h"
@@ -28,11 +27,11 @@ struct FlowsOptions {
 
 // Per-pod, per-peer traffic. eBPF counts in the kernel per pod cgroup; when
 // it cannot attach (no cgroup v2, no privileges) it falls back to libpcap,
-// once, saying why. Collect never throws.
+// once, saying why. Collect never throws. Everything it knows goes into the
+// snapshot: Snapshot::peer_traffic and Snapshot::flows.
 class FlowsCollector : public Collector {
  public:
-  FlowsCollector(FlowsOptions options, HostPaths host,
-                 std::shared_ptr<FlowsBoard> board = FlowsBoard::Default());
+  FlowsCollector(FlowsOptions options, HostPaths host);
   std::string_view name() const override { return "flows"; }
   CollectStatus Collect(const CollectContext& ctx, Snapshot& out) override;
 
@@ -45,11 +44,10 @@ class FlowsCollector : public Collector {
   Status OpenPcap();
   Status DrainBpf(std::vector<FlowDelta>* deltas,
                   std::map<uint64_t, std::string>* cgroup_to_uid,
-                  FlowsReport* report);
+                  FlowsSample* sample);
 
   const FlowsOptions options_;
   const HostPaths host_;
-  std::shared_ptr<FlowsBoard> board_;
   std::string active_;
   std::string bpf_failure_;
   Cgroup2Target target_;

@@ -24,23 +24,31 @@ void Claim(std::map<IpAddress, const PodInfo*>& index, const IpAddress& addr,
 
 PeerResolver::PeerResolver(const PodList& pods,
                            const std::map<uint64_t, std::string>& cgroup_to_uid,
-                           const std::set<std::string>& local_uids) {
-  for (const auto& pod : pods) {
-    by_uid_[pod.uid] = &pod;
-    if (pod.host_network) continue;
+                           const std::set<std::string>& local_uids,
+                           const PodList* peer_pods) {
+  auto index = [&](const PodInfo& pod, bool may_be_local) {
+    if (!by_uid_.emplace(pod.uid, &pod).second) return;  // pod table first
+    if (pod.host_network) return;
     std::vector<std::string> ips = pod.pod_ips;
     if (!pod.pod_ip.empty()) ips.push_back(pod.pod_ip);
     for (const auto& text : ips) {
       auto addr = IpAddress::Parse(text);
       if (!addr || addr->is_unspecified()) continue;
       Claim(by_address_, *addr, &pod);
-      if (local_uids.count(pod.uid)) Claim(local_by_address_, *addr, &pod);
+      if (may_be_local && local_uids.count(pod.uid)) {
+        Claim(local_by_address_, *addr, &pod);
+      }
     }
-  }
+  };
+  for (const auto& pod : pods) index(pod, true);
+  // Cgroup ids are this node's: only the pod table's pods own them.
   for (const auto& [id, uid] : cgroup_to_uid) {
     if (auto it = by_uid_.find(uid); it != by_uid_.end()) {
       by_cgroup_[id] = it->second;
     }
+  }
+  if (peer_pods) {
+    for (const auto& pod : *peer_pods) index(pod, false);
   }
 }
 
@@ -73,18 +81,27 @@ void PeerLedger::Add(const std::vector<FlowDelta>& deltas,
   }
 }
 
-void PeerLedger::Prune(const PodList& pods) {
-  std::set<std::string> uids;
-  for (const auto& pod : pods) uids.insert(pod.uid);
+void PeerLedger::Prune(const PodList& pods, const PodList* peer_pods) {
+  std::set<std::string> local_uids, peer_uids;
+  for (const auto& pod : pods) local_uids.insert(pod.uid);
+  peer_uids = local_uids;
+  if (peer_pods) {
+    for (const auto& pod : *peer_pods) peer_uids.insert(pod.uid);
+  }
   std::erase_if(totals_, [&](const auto& entry) {
     const auto& [local, peer] = entry.first;
-    return !uids.count(local) || (!peer.empty() && !uids.count(peer));
+    return !local_uids.count(local) ||
+           (!peer.empty() && !peer_uids.count(peer));
   });
 }
 
-std::vector<PeerTrafficSample> PeerLedger::Samples(const PodList& pods) const {
+std::vector<PeerTrafficSample> PeerLedger::Samples(
+    const PodList& pods, const PodList* peer_pods) const {
   std::map<std::string, const PodInfo*> by_uid;
   for (const auto& pod : pods) by_uid[pod.uid] = &pod;
+  if (peer_pods) {
+    for (const auto& pod : *peer_pods) by_uid.emplace(pod.uid, &pod);
+  }
   std::vector<PeerTrafficSample> out;
   out.reserve(totals_.size());
   for (const auto& [key, t] : totals_) {
@@ -100,6 +117,8 @@ std::vector<PeerTrafficSample> PeerLedger::Samples(const PodList& pods) const {
     s.transmit_bytes = t.transmit.bytes;
     s.receive_packets = t.receive.packets;
     s.transmit_packets = t.transmit.packets;
+    s.receive_payload_bytes = t.receive.payload_bytes;
+    s.transmit_payload_bytes = t.transmit.payload_bytes;
     out.push_back(std::move(s));
   }
   return out;

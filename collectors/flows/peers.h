@@ -15,11 +15,15 @@ namespace trainscope {
 
 // Maps flow endpoints to pods. Built once per cycle from the pod table, the
 // pod cgroup ids found on this node (eBPF) and the set of local pods (pcap).
+// `peer_pods` (may be null) are pods of other nodes from the peer-pod
+// watch: they can be a flow's peer, never its local pod, and the pod table's
+// entry wins for a pod both know.
 class PeerResolver {
  public:
   PeerResolver(const PodList& pods,
                const std::map<uint64_t, std::string>& cgroup_to_uid,
-               const std::set<std::string>& local_uids);
+               const std::set<std::string>& local_uids,
+               const PodList* peer_pods = nullptr);
 
   // The local pod a flow belongs to, or nullptr.
   const PodInfo* Local(const LocalPodRef& ref) const;
@@ -53,9 +57,12 @@ class PeerLedger {
   // Adds the deltas. Flows whose local pod is unknown are counted in
   // unattributed() and otherwise dropped.
   void Add(const std::vector<FlowDelta>& deltas, const PeerResolver& resolver);
-  // Forgets pairs whose local pod or (known) peer pod is gone.
-  void Prune(const PodList& pods);
-  std::vector<PeerTrafficSample> Samples(const PodList& pods) const;
+  // Forgets pairs whose local pod (in `pods`) or known peer pod (in `pods`
+  // or `peer_pods`) is gone.
+  void Prune(const PodList& pods, const PodList* peer_pods = nullptr);
+  // Peer identity from `pods`, else `peer_pods`.
+  std::vector<PeerTrafficSample> Samples(
+      const PodList& pods, const PodList* peer_pods = nullptr) const;
   const std::map<PairKey, Totals>& totals() const { return totals_; }
   uint64_t unattributed_bytes() const { return unattributed_bytes_; }
 

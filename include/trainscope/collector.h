@@ -14,6 +14,10 @@ namespace trainscope {
 struct CollectContext {
   const HostPaths& host;
   std::shared_ptr<const PodList> pods;
+  // Pods on other nodes, known only to name flow peers (the peer-pod watch
+  // of apiserver discovery); never a source of pod-level series. May be
+  // null.
+  std::shared_ptr<const PodList> peer_pods = nullptr;
 };
 
 // One unit of collection (cgroup, procnet, node, gpu, flows). Collectors run

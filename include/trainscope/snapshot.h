@@ -113,6 +113,25 @@ struct PeerTrafficSample {
   uint64_t transmit_bytes = 0;
   uint64_t receive_packets = 0;
   uint64_t transmit_packets = 0;
+  // Transport payload (IP and TCP/UDP headers removed): what iperf3 and
+  // applications count. Empty when the source does not tell.
+  std::optional<uint64_t> receive_payload_bytes;
+  std::optional<uint64_t> transmit_payload_bytes;
+};
+
+// The flows collector's own state at this sample: which source it uses and
+// how healthy it is. Counters are cumulative; a value the active source
+// does not have (map counters in pcap mode, drops in eBPF mode) is empty.
+struct FlowsSample {
+  std::string mode;  // "ebpf" or "pcap" (also after a fallback)
+  std::optional<uint64_t> map_entries;
+  std::optional<uint64_t> map_max_entries;
+  std::optional<uint64_t> map_evictions_total;
+  std::optional<uint64_t> map_insert_failures_total;
+  std::optional<uint64_t> pcap_kernel_drops_total;
+  std::optional<uint64_t> pcap_interface_drops_total;
+  // Bytes of a pod cgroup or address the pod table does not (yet) know.
+  uint64_t unattributed_bytes_total = 0;
 };
 
 struct CollectorRun {
@@ -131,6 +150,8 @@ struct Snapshot {
   std::vector<GpuDeviceSample> gpus;
   std::vector<GpuPodUsage> gpu_pods;
   std::vector<PeerTrafficSample> peer_traffic;
+  // Empty when no flows source ran this cycle (flows off, or none usable).
+  std::optional<FlowsSample> flows;
   std::vector<CollectorRun> collectors;
 };
 

@@ -167,5 +167,120 @@ TEST_F(AgentApiServerTest, BadAnswersAreLoggedAndTheAgentKeepsServing) {
   EXPECT_THAT(log, ::testing::ContainsRegex("JSON|json"));
 }
 
+TEST_F(AgentApiServerTest, NoPeerPodWatchUnlessAskedFor) {
+  ASSERT_TRUE(EventuallyMetrics(
+      port_, [](const std::string& m) { return Has(m, "ctr-ps-0"); }));
+  EXPECT_THAT(*HttpGet(port_, "/metrics"),
+              ::testing::Not(HasSubstr("trainscope_discovery_peer_pods")));
+  for (const auto& r : api_.requests()) {
+    EXPECT_EQ(r.params.count("labelSelector"), 0u);
+  }
+}
+
+// The peer-pod watch: training pods of every node fill the peer table
+// (counted by trainscope_discovery_peer_pods) but never get pod series.
+struct PeerCase {
+  std::string name;  // the test name suffix
+  std::vector<std::string> flags;
+  std::vector<std::string> env;
+  // After SetUp's pods plus a labelled pod in "research" on node-c and an
+  // unlabelled one in "training" on node-c.
+  int want_peers;
+};
+
+class AgentPeerPodsTest : public ::testing::TestWithParam<PeerCase> {};
+
+TEST_P(AgentPeerPodsTest, PeerTableFollowsTheSelectedPods) {
+  FakeApiServer api;
+  ASSERT_TRUE(api.Start());
+  api.AddPod(Pod("ctr-ps-0", "node-a", "ps"));
+  api.AddPod(Pod("ctr-worker-9", "node-b"));
+  auto research = Pod("res-ps-0", "node-c", "ps");
+  research["metadata"]["namespace"] = "research";
+  api.AddPod(research);
+  FakePod plain;
+  plain.name = "plain-0";
+  plain.namespace_name = "training";
+  plain.node = "node-c";
+  api.AddPod(plain.Build());
+  const int port = FreePort();
+  std::vector<std::string> args = {
+      "--listen",      "127.0.0.1:" + std::to_string(port),
+      "--interval",    "0.2",
+      "--node-name",   "node-a",
+      "--discovery",   "apiserver",
+      "--kube-api",    api.url(),
+      "--host-proc",   (kHost / "proc").string(),
+      "--host-sys",    (kHost / "sys").string(),
+      "--cgroup-root", (kHost / "sys/fs/cgroup").string()};
+  args.insert(args.end(), GetParam().flags.begin(), GetParam().flags.end());
+  AgentProcess agent(args, GetParam().env);
+  ASSERT_TRUE(agent.WaitHttpOk(port, "/readyz", 10s)) << agent.Stderr();
+  const std::string want =
+      "trainscope_discovery_peer_pods{mode=\"apiserver\"} " +
+      std::to_string(GetParam().want_peers) + "\n";
+  EXPECT_TRUE(EventuallyMetrics(
+      port,
+      [&](const std::string& m) {
+        return m.find(want) != std::string::npos && Has(m, "ctr-ps-0") &&
+               m.find(
+                   "trainscope_discovery_peer_ready{mode=\"apiserver\"} 1") !=
+                   std::string::npos;
+      }))
+      << *HttpGet(port, "/metrics") << agent.Stderr();
+  // Pods on other nodes name peers only: no pod series for them.
+  const std::string metrics = *HttpGet(port, "/metrics");
+  EXPECT_TRUE(Has(metrics, "ctr-ps-0"));
+  EXPECT_FALSE(Has(metrics, "ctr-worker-9"));
+  EXPECT_FALSE(Has(metrics, "res-ps-0"));
+
+  // The watch follows: one more selected pod on another node.
+  auto more = Pod("res-worker-0", "node-d");
+  more["metadata"]["namespace"] = "research";
+  api.AddPod(more);
+  const std::string grown =
+      "trainscope_discovery_peer_pods{mode=\"apiserver\"} " +
+      std::to_string(GetParam().want_peers + 1) + "\n";
+  EXPECT_TRUE(EventuallyMetrics(port, [&](const std::string& m) {
+    return m.find(grown) != std::string::npos;
+  })) << agent.Stderr();
+  EXPECT_THAT(agent.Stderr(), HasSubstr("peer pods"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, AgentPeerPodsTest,
+    ::testing::Values(
+        // Every labelled pod of the cluster: ctr-ps-0, ctr-worker-9, res-ps-0.
+        PeerCase{"Selector",
+                 {"--peer-pods-selector", "training.kubeflow.org/job-name"},
+                 {},
+                 3},
+        // Every pod of the namespace, labelled or not (set from the env).
+        PeerCase{"NamespaceFromEnv",
+                 {},
+                 {"TRAINSCOPE_PEER_PODS_NAMESPACES=research"},
+                 1},
+        // Both: the selected pods of each namespace.
+        PeerCase{"SelectorInNamespaces",
+                 {"--peer-pods-namespaces", "research,training",
+                  "--peer-pods-selector", "training.kubeflow.org/job-name"},
+                 {},
+                 3}),
+    [](const ::testing::TestParamInfo<PeerCase>& info) {
+      return info.param.name;
+    });
+
+TEST(AgentPeerPodsFlagsTest, PeerPodsNeedApiserverDiscovery) {
+  AgentProcess agent(std::vector<std::string>{
+      "--listen", "127.0.0.1:0", "--discovery", "cgroup",
+      "--peer-pods-selector", "job", "--host-proc", (kHost / "proc").string(),
+      "--host-sys", (kHost / "sys").string(), "--cgroup-root",
+      (kHost / "sys/fs/cgroup").string()});
+  auto code = agent.WaitExit(10s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 2);
+  EXPECT_THAT(agent.Stderr(), HasSubstr("--discovery apiserver"));
+}
+
 }  // namespace
 }  // namespace trainscope::testing

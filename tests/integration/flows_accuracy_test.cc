@@ -203,13 +203,22 @@ TEST_P(FlowsAccuracyTest, PeerBytesMatchIperf3BothDirections) {
   CheckDirection(/*reverse=*/false);
   CheckDirection(/*reverse=*/true);
 
-  // One worker and one PS on this node: the PS carries the whole share.
-  auto last = HttpGet(port_, "/metrics");
-  ASSERT_TRUE(last);
-  EXPECT_EQ(MetricValue(*last, "trainscope_ps_traffic_share_ratio",
-                        {"pod=\"acc-ps-0\""}),
-            std::optional<double>(1.0))
-      << *last;
+  // One worker and one PS on this node: while they exchange, the PS carries
+  // the whole share. The share covers the diagnosis window (a few samples),
+  // so it is read while traffic flows, not after.
+  std::optional<double> share;
+  std::string last;
+  std::thread traffic([&] { RunIperf(/*reverse=*/false); });
+  for (int i = 0; i < 50 && share != std::optional<double>(1.0); ++i) {
+    std::this_thread::sleep_for(100ms);
+    if (auto m = HttpGet(port_, "/metrics")) {
+      last = *m;
+      share = MetricValue(last, "trainscope_ps_traffic_share_ratio",
+                          {"pod=\"acc-ps-0\""});
+    }
+  }
+  traffic.join();
+  EXPECT_EQ(share, std::optional<double>(1.0)) << last;
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, FlowsAccuracyTest,

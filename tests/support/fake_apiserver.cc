@@ -15,7 +15,7 @@ std::string NodeOf(const json& pod) {
                                                   : "";
 }
 
-// Only the selector discovery uses: spec.nodeName=<node> ("" = none).
+// Only the field selector discovery uses: spec.nodeName=<node> ("" = none).
 bool ParseFieldSelector(const std::string& selector, std::string* node) {
   node->clear();
   if (selector.empty()) return true;
@@ -28,6 +28,39 @@ bool ParseFieldSelector(const std::string& selector, std::string* node) {
   return false;
 }
 
+bool PodMatches(const PodFilter& filter, const json& pod) {
+  if (!filter.node.empty() && NodeOf(pod) != filter.node) return false;
+  const json empty = json::object();
+  const json& meta = pod.contains("metadata") ? pod["metadata"] : empty;
+  if (!filter.namespace_name.empty() &&
+      meta.value("namespace", "default") != filter.namespace_name) {
+    return false;
+  }
+  const json& labels = meta.contains("labels") && meta["labels"].is_object()
+                           ? meta["labels"]
+                           : empty;
+  for (const auto& term : filter.labels) {
+    auto it = labels.find(term.key);
+    const bool has = it != labels.end() && it->is_string();
+    const std::string value = has ? it->get<std::string>() : "";
+    switch (term.op) {
+      case LabelTerm::Op::kExists:
+        if (!has) return false;
+        break;
+      case LabelTerm::Op::kNotExists:
+        if (has) return false;
+        break;
+      case LabelTerm::Op::kEquals:
+        if (!has || value != term.value) return false;
+        break;
+      case LabelTerm::Op::kNotEquals:
+        if (has && value == term.value) return false;
+        break;
+    }
+  }
+  return true;
+}
+
 void SendStatus(httplib::Response& res, int code, const std::string& reason,
                 const std::string& message) {
   res.status = code;
@@ -36,6 +69,41 @@ void SendStatus(httplib::Response& res, int code, const std::string& reason,
 }
 
 }  // namespace
+
+bool ParseLabelSelector(const std::string& selector,
+                        std::vector<LabelTerm>* out) {
+  out->clear();
+  if (selector.empty()) return true;
+  size_t start = 0;
+  while (start <= selector.size()) {
+    size_t comma = selector.find(',', start);
+    if (comma == std::string::npos) comma = selector.size();
+    std::string item = selector.substr(start, comma - start);
+    start = comma + 1;
+    // Set-based terms ("in (...)") are not supported.
+    if (item.empty() || item.find_first_of(" ()") != std::string::npos) {
+      return false;
+    }
+    LabelTerm term;
+    if (auto pos = item.find("!="); pos != std::string::npos) {
+      term = {item.substr(0, pos), LabelTerm::Op::kNotEquals,
+              item.substr(pos + 2)};
+    } else if (auto pos2 = item.find("=="); pos2 != std::string::npos) {
+      term = {item.substr(0, pos2), LabelTerm::Op::kEquals,
+              item.substr(pos2 + 2)};
+    } else if (auto pos3 = item.find('='); pos3 != std::string::npos) {
+      term = {item.substr(0, pos3), LabelTerm::Op::kEquals,
+              item.substr(pos3 + 1)};
+    } else if (item.front() == '!') {
+      term = {item.substr(1), LabelTerm::Op::kNotExists, ""};
+    } else {
+      term = {item, LabelTerm::Op::kExists, ""};
+    }
+    if (term.key.empty()) return false;
+    out->push_back(std::move(term));
+  }
+  return true;
+}
 
 json FakeApiServer::StatusObject(int code, const std::string& reason,
                                  const std::string& message) {
@@ -149,14 +217,19 @@ void FakeApiServer::InstallHandlers(httplib::Server& server) {
              [this](const httplib::Request& req, httplib::Response& res) {
                const std::string watch = req.get_param_value("watch");
                if (watch == "true" || watch == "1") {
-                 HandleWatch(req, res);
+                 HandleWatch(req, res, "");
                } else {
                  HandleList(req, res, "");
                }
              });
   server.Get("/api/v1/namespaces/([^/]+)/pods",
              [this](const httplib::Request& req, httplib::Response& res) {
-               HandleList(req, res, req.matches[1]);
+               const std::string watch = req.get_param_value("watch");
+               if (watch == "true" || watch == "1") {
+                 HandleWatch(req, res, req.matches[1]);
+               } else {
+                 HandleList(req, res, req.matches[1]);
+               }
              });
   server.Get("/api/v1/namespaces/([^/]+)/pods/([^/]+)",
              [this](const httplib::Request& req, httplib::Response& res) {
@@ -167,21 +240,14 @@ void FakeApiServer::InstallHandlers(httplib::Server& server) {
 void FakeApiServer::HandleList(const httplib::Request& req,
                                httplib::Response& res,
                                const std::string& namespace_name) {
-  std::string node;
-  if (!ParseFieldSelector(req.get_param_value("fieldSelector"), &node)) {
-    return SendStatus(res, 400, "BadRequest",
-                      "unsupported field selector \"" +
-                          req.get_param_value("fieldSelector") + "\"");
+  PodFilter filter;
+  if (std::string error; !ParseFilter(req, namespace_name, &filter, &error)) {
+    return SendStatus(res, 400, "BadRequest", error);
   }
   std::lock_guard lock(mu_);
   json items = json::array();
   for (const auto& [key, pod] : pods_) {
-    if (!node.empty() && NodeOf(pod) != node) continue;
-    if (!namespace_name.empty() &&
-        pod["metadata"].value("namespace", "") != namespace_name) {
-      continue;
-    }
-    items.push_back(pod);
+    if (PodMatches(filter, pod)) items.push_back(pod);
   }
   json list = {{"kind", "PodList"},
                {"apiVersion", "v1"},
@@ -203,10 +269,30 @@ void FakeApiServer::HandleGetPod(const httplib::Request& req,
   res.set_content(it->second.dump(), "application/json");
 }
 
+bool FakeApiServer::ParseFilter(const httplib::Request& req,
+                                const std::string& namespace_name,
+                                PodFilter* filter, std::string* error) {
+  filter->namespace_name = namespace_name;
+  if (!ParseFieldSelector(req.get_param_value("fieldSelector"),
+                          &filter->node)) {
+    *error = "unsupported field selector \"" +
+             req.get_param_value("fieldSelector") + "\"";
+    return false;
+  }
+  if (!ParseLabelSelector(req.get_param_value("labelSelector"),
+                          &filter->labels)) {
+    *error = "unsupported label selector \"" +
+             req.get_param_value("labelSelector") + "\"";
+    return false;
+  }
+  return true;
+}
+
 void FakeApiServer::HandleWatch(const httplib::Request& req,
-                                httplib::Response& res) {
+                                httplib::Response& res,
+                                const std::string& namespace_name) {
   struct WatchState {
-    std::string node;
+    PodFilter filter;
     size_t next = 0;
     uint64_t epoch = 0;
     std::string initial;
@@ -214,8 +300,9 @@ void FakeApiServer::HandleWatch(const httplib::Request& req,
     std::chrono::steady_clock::time_point deadline;
   };
   auto st = std::make_shared<WatchState>();
-  if (!ParseFieldSelector(req.get_param_value("fieldSelector"), &st->node)) {
-    return SendStatus(res, 400, "BadRequest", "unsupported field selector");
+  if (std::string error;
+      !ParseFilter(req, namespace_name, &st->filter, &error)) {
+    return SendStatus(res, 400, "BadRequest", error);
   }
   int timeout_s = 1800;
   if (req.has_param("timeoutSeconds")) {
@@ -241,7 +328,7 @@ void FakeApiServer::HandleWatch(const httplib::Request& req,
     if (from == 0) {
       // "Any version": the current state as synthetic ADDED events.
       for (const auto& [key, pod] : pods_) {
-        if (!st->node.empty() && NodeOf(pod) != st->node) continue;
+        if (!PodMatches(st->filter, pod)) continue;
         st->initial += json{{"type", "ADDED"}, {"object", pod}}.dump() + "\n";
       }
       st->next = events_.size();
@@ -282,7 +369,7 @@ void FakeApiServer::HandleWatch(const httplib::Request& req,
           }
           for (; st->next < events_.size(); ++st->next) {
             const Event& e = events_[st->next];
-            if (e.always || st->node.empty() || e.node == st->node) {
+            if (e.always || PodMatches(st->filter, e.object)) {
               out += e.line;
             }
           }
@@ -311,8 +398,8 @@ std::string FakeApiServer::Key(const json& pod) {
 uint64_t FakeApiServer::EmitLocked(const std::string& type, const json& object,
                                    bool always) {
   events_.push_back(
-      Event{rv_, json{{"type", type}, {"object", object}}.dump() + "\n",
-            NodeOf(object), always});
+      Event{rv_, json{{"type", type}, {"object", object}}.dump() + "\n", object,
+            always});
   return rv_;
 }
 

@@ -37,11 +37,32 @@ struct RecordedRequest {
   int injected_status = 0;  // status of a FailNext answer, 0 otherwise
 };
 
+// One equality-based label selector requirement: "key", "!key",
+// "key=value" (or "=="), "key!=value".
+struct LabelTerm {
+  enum class Op { kExists, kNotExists, kEquals, kNotEquals };
+  std::string key;
+  Op op = Op::kExists;
+  std::string value;
+};
+// The comma-separated terms of a labelSelector; false for set-based
+// selectors ("in", "notin") or empty terms, which the fake does not support.
+bool ParseLabelSelector(const std::string& selector,
+                        std::vector<LabelTerm>* out);
+
+// Which pods a list or watch returns.
+struct PodFilter {
+  std::string node;            // spec.nodeName field selector
+  std::string namespace_name;  // /api/v1/namespaces/{ns}/pods
+  std::vector<LabelTerm> labels;
+};
+
 // A Kubernetes API server for pods, small enough for tests and the trainsim
 // simulator: list and watch of /api/v1/pods (with the spec.nodeName field
-// selector, resourceVersion, timeoutSeconds, bookmarks, 410 after
-// compaction), GET of one pod, bearer-token auth and fault injection. Pods
-// are kept as the JSON objects the real server would return.
+// selector, labelSelector with equality terms, the namespaced collection
+// /api/v1/namespaces/{ns}/pods, resourceVersion, timeoutSeconds, bookmarks, 410
+// after compaction), GET of one pod, bearer-token auth and fault injection.
+// Pods are kept as the JSON objects the real server would return.
 class FakeApiServer {
  public:
   explicit FakeApiServer(FakeApiServerOptions options = {});
@@ -99,9 +120,9 @@ class FakeApiServer {
  private:
   struct Event {
     uint64_t rv;
-    std::string line;     // serialized watch event, newline-terminated
-    std::string node;     // spec.nodeName of the object ("" = all)
-    bool always = false;  // raw lines and bookmarks reach every watch
+    std::string line;       // serialized watch event, newline-terminated
+    nlohmann::json object;  // the pod (watch filters match against it)
+    bool always = false;    // raw lines and bookmarks reach every watch
   };
   struct Failure {
     int status;
@@ -111,7 +132,11 @@ class FakeApiServer {
   void InstallHandlers(httplib::Server& server);
   void HandleList(const httplib::Request& req, httplib::Response& res,
                   const std::string& namespace_name);
-  void HandleWatch(const httplib::Request& req, httplib::Response& res);
+  void HandleWatch(const httplib::Request& req, httplib::Response& res,
+                   const std::string& namespace_name);
+  static bool ParseFilter(const httplib::Request& req,
+                          const std::string& namespace_name, PodFilter* filter,
+                          std::string* error);
   void HandleGetPod(const httplib::Request& req, httplib::Response& res);
   uint64_t EmitLocked(const std::string& type, const nlohmann::json& object,
                       bool always);

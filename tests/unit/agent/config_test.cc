@@ -54,6 +54,8 @@ TEST(ConfigTest, BadInputExitsNonZero) {
       {"--host-proc", "/nonexistent/proc"},
       {"--cgroup-root", "/etc/hostname"},  // not a directory
       {"--log-level", "loud"},
+      {"--peer-pods-namespaces", "Training"},  // not a namespace name
+      {"--discovery", "cgroup", "--peer-pods-selector", "job"},
   };
   for (const auto& args : bad) {
     testing::internal::CaptureStderr();
@@ -65,6 +67,22 @@ TEST(ConfigTest, BadInputExitsNonZero) {
     EXPECT_NE(std::get<ExitRequest>(parsed).code, 0) << args[0];
     EXPECT_FALSE(err.empty()) << args[0];
   }
+}
+
+TEST(ConfigTest, PeerPodFlagsAndEnvironment) {
+  auto parsed = Parse({});
+  ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
+  EXPECT_EQ(std::get<AgentConfig>(parsed).peer_pods_selector, "");
+  EXPECT_TRUE(std::get<AgentConfig>(parsed).peer_pods_namespace_list.empty());
+
+  ::setenv("TRAINSCOPE_PEER_PODS_NAMESPACES", "training, research", 1);
+  parsed = Parse({"--peer-pods-selector", "training.kubeflow.org/job-name"});
+  ::unsetenv("TRAINSCOPE_PEER_PODS_NAMESPACES");
+  ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
+  const auto& cfg = std::get<AgentConfig>(parsed);
+  EXPECT_EQ(cfg.peer_pods_selector, "training.kubeflow.org/job-name");
+  EXPECT_EQ(cfg.peer_pods_namespace_list,
+            (std::vector<std::string>{"training", "research"}));
 }
 
 TEST(ConfigTest, HostPathErrorNamesFlagAndPath) {
@@ -84,7 +102,9 @@ TEST(ConfigTest, HelpListsEveryFlagWithItsEnvironmentVariable) {
   for (const char* flag :
        {"--listen", "--interval", "--node-name", "--discovery", "--pod-file",
         "--kube-api", "--kube-token-file", "--host-proc", "--host-sys",
-        "--cgroup-root", "--nvml-library", "--log-level", "--role-labels"}) {
+        "--cgroup-root", "--nvml-library", "--log-level", "--role-labels",
+        "--peer-pods-selector", "--peer-pods-namespaces",
+        "TRAINSCOPE_PEER_PODS_SELECTOR", "TRAINSCOPE_PEER_PODS_NAMESPACES"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(help.find("TRAINSCOPE_INTERVAL"), std::string::npos);

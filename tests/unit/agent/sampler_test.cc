@@ -56,6 +56,50 @@ TEST(SamplerTest, OneFailingCollectorNeverStopsTheOthers) {
   EXPECT_EQ(sampler.cycles_total(), 1u);
 }
 
+// Records what the context carried.
+class ContextProbe : public Collector {
+ public:
+  std::string_view name() const override { return "probe"; }
+  Status Collect(const CollectContext& ctx, Snapshot&) override {
+    pods = ctx.pods;
+    peer_pods = ctx.peer_pods;
+    return Status::Ok();
+  }
+  std::shared_ptr<const PodList> pods, peer_pods;
+};
+
+TEST(SamplerTest, HandsThePeerTableToCollectorsButNotToTheSnapshot) {
+  PodInfo local, remote;
+  local.uid = "u-local";
+  remote.uid = "u-remote";
+  PodTable pods, peers;
+  pods.Replace({local});
+  peers.Replace({remote});
+  History history(3);
+  for (bool with_peers : {false, true}) {
+    SCOPED_TRACE(with_peers);
+    auto probe = std::make_unique<ContextProbe>();
+    ContextProbe* seen = probe.get();
+    std::vector<CollectorPtr> collectors;
+    collectors.push_back(std::move(probe));
+    Sampler sampler(std::move(collectors), HostPaths{}, pods, history,
+                    std::chrono::milliseconds(1000));
+    if (with_peers) sampler.SetPeerPods(&peers);
+    auto snap = sampler.RunOnce();
+    ASSERT_NE(seen->pods, nullptr);
+    EXPECT_EQ(seen->pods->at(0).uid, "u-local");
+    if (with_peers) {
+      ASSERT_NE(seen->peer_pods, nullptr);
+      EXPECT_EQ(seen->peer_pods->at(0).uid, "u-remote");
+    } else {
+      EXPECT_EQ(seen->peer_pods, nullptr);
+    }
+    // The snapshot's pods (what gets pod series) stay the node's pods.
+    ASSERT_EQ(snap->pods->size(), 1u);
+    EXPECT_EQ(snap->pods->at(0).uid, "u-local");
+  }
+}
+
 TEST(SamplerTest, SamplesOnItsOwnClockAndStopsPromptly) {
   PodTable pods;
   History history(100);

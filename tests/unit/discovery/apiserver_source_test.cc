@@ -177,6 +177,61 @@ TEST_F(ApiServerSourceTest, EmptyNodeNameMeansAllPods) {
   EXPECT_EQ(server_->requests().at(0).params.count("fieldSelector"), 0u);
 }
 
+TEST_F(ApiServerSourceTest, PeerWatchSeesLabelledPodsOnEveryNode) {
+  const std::map<std::string, std::string> kubeflow = {
+      {"training.kubeflow.org/job-name", "far"},
+      {"training.kubeflow.org/replica-type", "ps"},
+      {"training.kubeflow.org/replica-index", "0"}};
+  server_->AddPod(Pod("far-ps-0", "node-b", kubeflow));
+  auto o = Options();
+  o.node_name = "";
+  o.label_selector = "training.kubeflow.org/job-name";
+  o.log_name = "peer pods";
+  ASSERT_NO_FATAL_FAILURE(StartSource(o));
+  ASSERT_TRUE(WaitForNames({"far-ps-0"}));
+  const auto pods = table_.Get();
+  EXPECT_EQ(pods->front().node, "node-b");
+  EXPECT_EQ(pods->front().role, Role::kPs);
+  EXPECT_EQ(pods->front().training_job, "far");
+  const auto requests = server_->requests();
+  ASSERT_GE(requests.size(), 1u);
+  EXPECT_EQ(requests[0].path, "/api/v1/pods");
+  EXPECT_EQ(requests[0].params.at("labelSelector"),
+            "training.kubeflow.org/job-name");
+  EXPECT_EQ(requests[0].params.count("fieldSelector"), 0u);
+
+  // The watch carries the selector too: unlabelled pods never arrive.
+  ASSERT_TRUE(server_->WaitForOpenWatches(1, 5s));
+  auto worker = kubeflow;
+  worker["training.kubeflow.org/replica-type"] = "worker";
+  server_->AddPod(Pod("plain-0", "node-c"));
+  server_->AddPod(Pod("far-worker-0", "node-c", worker));
+  ASSERT_TRUE(WaitForNames({"far-ps-0", "far-worker-0"}));
+  server_->DeletePod("training", "far-ps-0");
+  ASSERT_TRUE(WaitForNames({"far-worker-0"}));
+  EXPECT_EQ(source_->stats().errors_total, 0u);
+}
+
+TEST_F(ApiServerSourceTest, NamespaceWatchUsesTheNamespacedCollection) {
+  FakePod other;
+  other.name = "x-ps-0";
+  other.namespace_name = "research";
+  other.node = "node-c";
+  other.containers[0].id = std::string(64, 'd');
+  server_->AddPod(other.Build());
+  auto o = Options();
+  o.node_name = "";
+  o.namespace_name = "research";
+  ASSERT_NO_FATAL_FAILURE(StartSource(o));
+  ASSERT_TRUE(WaitForNames({"x-ps-0"}));
+  EXPECT_EQ(server_->requests().at(0).path, "/api/v1/namespaces/research/pods");
+  ASSERT_TRUE(server_->WaitForOpenWatches(1, 5s));
+  server_->AddPod(Pod("ctr-worker-9", "node-c"));  // namespace training
+  other.name = "x-worker-0";
+  server_->AddPod(other.Build());
+  ASSERT_TRUE(WaitForNames({"x-ps-0", "x-worker-0"}));
+}
+
 TEST_F(ApiServerSourceTest, ServerDownKeepsPodsAndRecovers) {
   LogCapture logs;
   ASSERT_NO_FATAL_FAILURE(StartAndSync());

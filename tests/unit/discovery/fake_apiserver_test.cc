@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <sstream>
+#include <thread>
+#include <tuple>
+
 #include "pod_builder.h"
 
 namespace trainscope::testing {
@@ -13,12 +17,62 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-json Pod(const std::string& name, const std::string& node) {
+json Pod(const std::string& name, const std::string& node,
+         std::map<std::string, std::string> labels = {},
+         const std::string& namespace_name = "training") {
   FakePod p;
   p.name = name;
-  p.namespace_name = "training";
+  p.namespace_name = namespace_name;
   p.node = node;
+  p.labels = std::move(labels);
   return p.Build();
+}
+
+std::vector<std::string> Names(const httplib::Result& res) {
+  std::vector<std::string> out;
+  if (!res) return {"<request failed>"};
+  if (res->status != 200) return {"<HTTP " + std::to_string(res->status) + ">"};
+  const json list = json::parse(res->body);
+  for (const auto& item : list["items"]) {
+    out.push_back(item["metadata"]["name"].get<std::string>());
+  }
+  return out;
+}
+
+TEST(ParseLabelSelectorTest, Table) {
+  using Op = LabelTerm::Op;
+  struct Case {
+    std::string selector;
+    bool ok;
+    std::vector<std::tuple<std::string, Op, std::string>> terms;
+  } cases[] = {
+      {"", true, {}},
+      {"training.kubeflow.org/job-name",
+       true,
+       {{"training.kubeflow.org/job-name", Op::kExists, ""}}},
+      {"!job", true, {{"job", Op::kNotExists, ""}}},
+      {"job=ps,task==0,tier!=web",
+       true,
+       {{"job", Op::kEquals, "ps"},
+        {"task", Op::kEquals, "0"},
+        {"tier", Op::kNotEquals, "web"}}},
+      {"job=", true, {{"job", Op::kEquals, ""}}},
+      {"job in (ps,worker)", false, {}},
+      {"a,,b", false, {}},
+      {"=ps", false, {}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.selector);
+    std::vector<LabelTerm> terms;
+    ASSERT_EQ(ParseLabelSelector(c.selector, &terms), c.ok);
+    if (!c.ok) continue;
+    ASSERT_EQ(terms.size(), c.terms.size());
+    for (size_t i = 0; i < terms.size(); ++i) {
+      EXPECT_EQ(terms[i].key, std::get<0>(c.terms[i]));
+      EXPECT_EQ(terms[i].op, std::get<1>(c.terms[i]));
+      EXPECT_EQ(terms[i].value, std::get<2>(c.terms[i]));
+    }
+  }
 }
 
 class FakeApiServerTest : public ::testing::Test {
@@ -65,6 +119,65 @@ TEST_F(FakeApiServerTest, ListFiltersByNodeAndCarriesTheVersion) {
   res = Get("/api/v1/pods?fieldSelector=status.phase%3DRunning");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400);
+}
+
+TEST_F(FakeApiServerTest, ListFiltersByLabelSelectorAndNamespace) {
+  server_->AddPod(Pod("k-ps-0", "n3",
+                      {{"training.kubeflow.org/job-name", "k"},
+                       {"training.kubeflow.org/replica-type", "ps"}}));
+  server_->AddPod(Pod("k-worker-0", "n1",
+                      {{"training.kubeflow.org/job-name", "k"},
+                       {"training.kubeflow.org/replica-type", "worker"}},
+                      "research"));
+  EXPECT_EQ(Names(Get("/api/v1/pods?labelSelector=training.kubeflow.org%2F"
+                      "job-name")),
+            (std::vector<std::string>{"k-worker-0", "k-ps-0"}));
+  EXPECT_EQ(Names(Get("/api/v1/pods?labelSelector=training.kubeflow.org%2F"
+                      "replica-type%3Dps")),
+            (std::vector<std::string>{"k-ps-0"}));
+  EXPECT_EQ(Names(Get("/api/v1/pods?labelSelector=training.kubeflow.org%2F"
+                      "replica-type%21%3Dps")),
+            (std::vector<std::string>{"k-worker-0", "a-ps-0", "a-worker-0"}));
+  EXPECT_EQ(Names(Get("/api/v1/pods?labelSelector=%21training.kubeflow.org%2F"
+                      "job-name")),
+            (std::vector<std::string>{"a-ps-0", "a-worker-0"}));
+  EXPECT_EQ(Names(Get("/api/v1/namespaces/research/pods")),
+            (std::vector<std::string>{"k-worker-0"}));
+  EXPECT_EQ(Names(Get("/api/v1/namespaces/training/pods?labelSelector="
+                      "training.kubeflow.org%2Fjob-name")),
+            (std::vector<std::string>{"k-ps-0"}));
+  // Node, namespace and labels combine.
+  EXPECT_EQ(Names(Get("/api/v1/namespaces/training/pods?fieldSelector="
+                      "spec.nodeName%3Dn1&labelSelector=training.kubeflow.org"
+                      "%2Fjob-name")),
+            (std::vector<std::string>{}));
+  auto res = Get("/api/v1/pods?labelSelector=job%20in%20(ps)");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+}
+
+TEST_F(FakeApiServerTest, WatchFiltersByLabelSelectorAndNamespace) {
+  std::thread changer([&] {
+    ASSERT_TRUE(server_->WaitForOpenWatches(1, 5s));
+    server_->AddPod(Pod("k-ps-0", "n3", {{"job", "ps"}}));
+    server_->AddPod(Pod("k-ps-1", "n3", {{"job", "ps"}}, "research"));
+    server_->AddPod(Pod("k-worker-0", "n3", {{"job", "worker"}}));
+    server_->DeletePod("training", "k-ps-0");
+  });
+  auto res =
+      Get("/api/v1/namespaces/training/pods?watch=true&resourceVersion=0&"
+          "timeoutSeconds=1&labelSelector=job%3Dps");
+  changer.join();
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  std::vector<std::string> seen;
+  std::istringstream lines(res->body);
+  for (std::string line; std::getline(lines, line);) {
+    json e = json::parse(line);
+    seen.push_back(e["type"].get<std::string>() + " " +
+                   e["object"]["metadata"]["name"].get<std::string>());
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"ADDED k-ps-0", "DELETED k-ps-0"}));
 }
 
 TEST_F(FakeApiServerTest, GetOnePod) {

@@ -296,6 +296,36 @@ TEST(ApiEndpointTest, PodsPath) {
   EXPECT_EQ(UrlEncode("a b/c=d"), "a%20b%2Fc%3Dd");
 }
 
+TEST(ApiEndpointTest, PodsPathForAQuery) {
+  ApiEndpoint e;
+  ASSERT_TRUE(ParseApiUrl("http://h:1", &e).ok());
+  struct Case {
+    PodsQuery query;
+    std::string extra;
+    std::string want;
+  } cases[] = {
+      {{}, "", "/api/v1/pods"},
+      {{"", "", "training.kubeflow.org/job-name"},
+       "",
+       "/api/v1/pods?labelSelector=training.kubeflow.org%2Fjob-name"},
+      {{"", "", "app=ps,tier!=web"},
+       "watch=true",
+       "/api/v1/pods?labelSelector=app%3Dps%2Ctier%21%3Dweb&watch=true"},
+      {{"", "training", ""}, "", "/api/v1/namespaces/training/pods"},
+      {{"", "training", "job"},
+       "watch=true",
+       "/api/v1/namespaces/training/pods?labelSelector=job&watch=true"},
+      {{"n1", "training", "job"},
+       "",
+       "/api/v1/namespaces/training/pods?fieldSelector=spec.nodeName%3Dn1&"
+       "labelSelector=job"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.want);
+    EXPECT_EQ(PodsPath(e, c.query, c.extra), c.want);
+  }
+}
+
 TEST(WatchEventTest, Table) {
   struct Case {
     std::string line;

@@ -111,5 +111,51 @@ TEST(PeerLedger, IpReuseKeepsOldCountersWithTheOldPodAndPrunesGonePods) {
   EXPECT_TRUE(ledger.totals().empty());
 }
 
+TEST(PeerResolver, ResolvesPeersFromThePeerTable) {
+  // This node runs w0; ps0 runs on another node and is only in the peer
+  // table (the peer-pod watch), which also repeats w0 with stale data.
+  PodList node = {Pod("u-w0", "w0", "198.18.0.10")};
+  PodList peers = {Pod("u-ps0", "ps0", "198.18.1.20", Role::kPs),
+                   Pod("u-w0", "w0-stale", "198.18.1.99")};
+  peers[0].node = "node-b";
+  PeerResolver r(node, {{11, "u-w0"}}, {"u-w0", "u-ps0"}, &peers);
+  const PodInfo* ps = r.Peer(*IpAddress::Parse("198.18.1.20"));
+  ASSERT_NE(ps, nullptr);
+  EXPECT_EQ(ps->uid, "u-ps0");
+  EXPECT_EQ(ps->node, "node-b");
+  // The pod table's entry wins for a pod both know.
+  EXPECT_EQ(r.Peer(*IpAddress::Parse("198.18.0.10"))->name, "w0");
+  EXPECT_EQ(r.Peer(*IpAddress::Parse("198.18.1.99")), nullptr);
+  // A peer-table pod is never local, even if listed as local.
+  EXPECT_EQ(r.Local({0, *IpAddress::Parse("198.18.1.20")}), nullptr);
+  EXPECT_EQ(r.Local({0, *IpAddress::Parse("198.18.0.10")})->uid, "u-w0");
+
+  PeerLedger ledger;
+  ledger.Add({Delta(11, "198.18.1.20", FlowDirection::kReceive, 800),
+              Delta(11, "198.18.9.9", FlowDirection::kReceive, 5)},
+             r);
+  auto samples = ledger.Samples(node, &peers);
+  ASSERT_EQ(samples.size(), 2u);
+  const auto& named = samples[0].peer_uid.empty() ? samples[1] : samples[0];
+  EXPECT_EQ(named.pod_uid, "u-w0");
+  EXPECT_EQ(named.peer_pod, "ps0");
+  EXPECT_EQ(named.peer_namespace, "ns");
+  EXPECT_EQ(named.peer_role, Role::kPs);
+  EXPECT_EQ(named.receive_bytes, 800u);
+  // Without the peer table the same counters have no peer identity.
+  const auto anonymous = ledger.Samples(node);
+  ASSERT_EQ(anonymous.size(), 2u);
+  for (const auto& s : anonymous) EXPECT_EQ(s.peer_pod, "");
+
+  // Pruning keeps pairs whose peer is in the peer table; a peer gone from
+  // both tables, or a local pod gone from the pod table, is forgotten.
+  ledger.Prune(node, &peers);
+  EXPECT_EQ(ledger.totals().count({"u-w0", "u-ps0"}), 1u);
+  ledger.Prune(node, nullptr);
+  EXPECT_EQ(ledger.totals().count({"u-w0", "u-ps0"}), 0u);
+  ledger.Prune({}, &peers);  // w0 left this node (still a peer elsewhere)
+  EXPECT_TRUE(ledger.totals().empty());
+}
+
 }  // namespace
 }  // namespace trainscope

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Macro benchmark: the agent on a trainsim node with N pods, side by side
+# with Debian's prometheus-node-exporter on a loopback port, both scraped at
+# the agent's default interval. Prints a table with pass/miss per target and
+# writes bench/results/<date>-<machine>.json.
+#
+#   sudo bench/macro/run.sh [--agent BIN] [--trainsim BIN] [--micro BIN]
+#        [--pods "10 50 110"] [--seconds 60] [--warmup 15] [--burst 100]
+#        [--scrape-interval 5] [--flows-rounds 0] [--out FILE] [--note TEXT]
+#
+# Needs root (trainsim builds network namespaces and cgroups). Installs
+# prometheus-node-exporter with apt-get when it is missing (benchmark-only
+# dependency). --flows-rounds R > 0 also runs bench/flows/run.sh for the
+# eBPF throughput target. Cleans up on any exit.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+AGENT=build/agent/trainscope-agent
+TRAINSIM=build/bench/trainsim/trainsim
+MICRO=build/bench/micro/trainscope_micro_bench
+PODS="10 50 110"
+SECONDS_PER_N=60
+WARMUP=15
+BURST=100
+SCRAPE_INTERVAL=5
+FLOWS_ROUNDS=0
+OUT=""
+NOTE=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --agent) AGENT=$2; shift 2 ;;
+    --trainsim) TRAINSIM=$2; shift 2 ;;
+    --micro) MICRO=$2; shift 2 ;;
+    --pods) PODS=$2; shift 2 ;;
+    --seconds) SECONDS_PER_N=$2; shift 2 ;;
+    --warmup) WARMUP=$2; shift 2 ;;
+    --burst) BURST=$2; shift 2 ;;
+    --scrape-interval) SCRAPE_INTERVAL=$2; shift 2 ;;
+    --flows-rounds) FLOWS_ROUNDS=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    --note) NOTE=$2; shift 2 ;;
+    *) echo "bench/macro: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ "$(id -u)" -eq 0 ] || { echo "bench/macro: needs root" >&2; exit 1; }
+for b in "$AGENT" "$TRAINSIM"; do
+  [ -x "$b" ] || { echo "bench/macro: no executable $b (build it first)" >&2; exit 1; }
+done
+NE=/usr/bin/prometheus-node-exporter
+if [ ! -x "$NE" ]; then
+  echo "bench/macro: installing prometheus-node-exporter (benchmark only)" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+    prometheus-node-exporter >/dev/null
+fi
+
+WORK=$(mktemp -d /tmp/trainscope-bench-macro.XXXXXX)
+NE_PID=""
+RUN_ID=""
+cleanup() {
+  set +e
+  [ -n "$RUN_ID" ] && "$TRAINSIM" down --run-id "$RUN_ID" >/dev/null 2>&1
+  [ -n "$NE_PID" ] && kill "$NE_PID" 2>/dev/null && wait "$NE_PID" 2>/dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# node_exporter for the whole run: default collectors, loopback only.
+NE_PORT=$(free_port)
+"$NE" --web.listen-address="127.0.0.1:$NE_PORT" >"$WORK/node_exporter.log" 2>&1 &
+NE_PID=$!
+for _ in $(seq 50); do
+  python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$NE_PORT/metrics')" 2>/dev/null && break
+  sleep 0.2
+done
+
+POINTS=()
+for n in $PODS; do
+  python3 bench/macro/scenario.py "$n" >"$WORK/scenario-$n.json"
+  RUN_ID=$(printf '%08x' $((RANDOM * 32768 + RANDOM)))
+  echo "== N=$n pods: trainsim up (run $RUN_ID)" >&2
+  "$TRAINSIM" up --scenario "$WORK/scenario-$n.json" --agent "$AGENT" \
+    --run-id "$RUN_ID" >"$WORK/up-$n.log" 2>&1 || { cat "$WORK/up-$n.log" >&2; exit 1; }
+  AGENT_URL=$(grep -o 'http://127.0.0.1:[0-9]*/metrics' "$WORK/up-$n.log" | head -1)
+  SUP=$(cat "/run/trainsim/$RUN_ID/supervisor.pid")
+  AGENT_PID=$(pgrep -P "$SUP" -f "$(basename "$AGENT")" | head -1)
+  [ -n "$AGENT_PID" ] || { echo "bench/macro: agent pid not found" >&2; exit 1; }
+  echo "   agent pid $AGENT_PID at $AGENT_URL; warm-up ${WARMUP}s, then ${SECONDS_PER_N}s" >&2
+  sleep "$WARMUP"
+  python3 bench/macro/measure.py --agent-pid "$AGENT_PID" --agent-url "$AGENT_URL" \
+    --ne-pid "$NE_PID" --ne-url "http://127.0.0.1:$NE_PORT/metrics" \
+    --seconds "$SECONDS_PER_N" --scrape-interval "$SCRAPE_INTERVAL" \
+    --burst "$BURST" >"$WORK/point-$n.json"
+  POINTS+=("$n=$WORK/point-$n.json")
+  "$TRAINSIM" down --run-id "$RUN_ID" >/dev/null 2>&1 || true
+  RUN_ID=""
+done
+
+# Render at 10k series from the micro benchmark (BM_RenderMetrics/160).
+RENDER_JSON=""
+if [ -x "$MICRO" ]; then
+  "$MICRO" --benchmark_filter='BM_RenderMetrics/160$' --benchmark_repetitions=5 \
+    --benchmark_format=json >"$WORK/render.json" 2>/dev/null && RENDER_JSON=$WORK/render.json
+fi
+FLOWS_LOG=""
+if [ "$FLOWS_ROUNDS" -gt 0 ]; then
+  bench/flows/run.sh --agent "$AGENT" --rounds "$FLOWS_ROUNDS" >"$WORK/flows.log" 2>&1 \
+    && FLOWS_LOG=$WORK/flows.log
+fi
+
+[ -n "$OUT" ] || OUT=bench/results/$(date -u +%Y-%m-%d)-$(hostname -s).json
+python3 bench/macro/report.py --out "$OUT" --render "$RENDER_JSON" \
+  --flows "$FLOWS_LOG" --seconds "$SECONDS_PER_N" --scrape-interval "$SCRAPE_INTERVAL" \
+  --agent "$AGENT" --note "$NOTE" "${POINTS[@]}"

@@ -1,0 +1,181 @@
+#include "discovery/peer_pod_source.h"
+
+#include <gtest/gtest.h>
+
+#include "discovery/pod_source_factory.h"
+#include "fake_apiserver.h"
+#include "pod_builder.h"
+#include "test_wait.h"
+
+namespace trainscope {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeApiServer;
+using testing::FakePod;
+using testing::WaitUntil;
+
+TEST(PeerPodQueriesTest, Table) {
+  struct Case {
+    std::string selector;
+    std::vector<std::string> namespaces;
+    std::vector<std::pair<std::string, std::string>> want;  // (ns, selector)
+  } cases[] = {
+      {"", {}, {}},
+      {"job", {}, {{"", "job"}}},
+      {"", {"a", "b"}, {{"a", ""}, {"b", ""}}},
+      {"job=x", {"a"}, {{"a", "job=x"}}},
+      {"", {"a", "a", "", "b"}, {{"a", ""}, {"b", ""}}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.selector + " / " + std::to_string(c.namespaces.size()));
+    auto queries = PeerPodQueries(c.selector, c.namespaces);
+    std::vector<std::pair<std::string, std::string>> got;
+    for (const auto& q : queries) {
+      EXPECT_EQ(q.node_name, "");  // peers live on every node
+      got.emplace_back(q.namespace_name, q.label_selector);
+    }
+    EXPECT_EQ(got, c.want);
+  }
+}
+
+TEST(ParseNamespaceListTest, Table) {
+  struct Case {
+    std::string text;
+    bool ok;
+    std::vector<std::string> want;
+  } cases[] = {
+      {"", true, {}},
+      {"training", true, {"training"}},
+      {" training , research ,", true, {"training", "research"}},
+      {"a,,b", true, {"a", "b"}},
+      {"Training", false, {}},
+      {"-x", false, {}},
+      {"a/b", false, {}},
+      {std::string(64, 'a'), false, {}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    std::vector<std::string> got;
+    Status st = ParseNamespaceList(c.text, &got);
+    EXPECT_EQ(st.ok(), c.ok) << st.message();
+    if (c.ok) EXPECT_EQ(got, c.want);
+    if (!c.ok) EXPECT_NE(st.message().find("namespace"), std::string::npos);
+  }
+}
+
+nlohmann::json Pod(const std::string& name, const std::string& ns,
+                   const std::string& node) {
+  FakePod p;
+  p.name = name;
+  p.namespace_name = ns;
+  p.node = node;
+  p.containers[0].id = std::string(64, 'e');
+  return p.Build();
+}
+
+std::vector<std::string> Keys(const PodTable& table) {
+  std::vector<std::string> out;
+  auto pods = table.Get();
+  for (const auto& p : *pods) out.push_back(p.namespace_name + "/" + p.name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(PeerPodSourceTest, MergesTheNamespacesIntoOneTable) {
+  FakeApiServer server;
+  std::string error;
+  ASSERT_TRUE(server.Start(&error)) << error;
+  server.AddPod(Pod("a-ps-0", "training", "n1"));
+  server.AddPod(Pod("b-ps-0", "research", "n2"));
+  server.AddPod(Pod("c-ps-0", "other", "n3"));
+  ApiServerSourceOptions base;
+  base.api_url = server.url();
+  base.node_name = "n1";  // ignored: the queries name no node
+  base.backoff_initial = 20ms;
+  base.backoff_max = 100ms;
+  PodTable table;
+  {
+    PeerPodSource source(base, PeerPodQueries("", {"training", "research"}),
+                         table);
+    EXPECT_EQ(source.name(), "apiserver-peers");
+    ASSERT_TRUE(source.Start().ok());
+    ASSERT_TRUE(WaitUntil([&] { return source.stats().ready; }));
+    ASSERT_TRUE(WaitUntil([&] {
+      return Keys(table) ==
+             std::vector<std::string>{"research/b-ps-0", "training/a-ps-0"};
+    }));
+    EXPECT_GT(source.stats().last_success_unix_seconds, 0);
+    ASSERT_TRUE(server.WaitForOpenWatches(2, 5s));
+    server.DeletePod("research", "b-ps-0");
+    server.AddPod(Pod("a-worker-0", "training", "n4"));
+    ASSERT_TRUE(WaitUntil([&] {
+      return Keys(table) ==
+             std::vector<std::string>{"training/a-ps-0", "training/a-worker-0"};
+    }));
+    EXPECT_EQ(source.stats().errors_total, 0u);
+  }
+  server.Stop();
+}
+
+TEST(PeerPodSourceTest, NotReadyUntilEveryWatchListed) {
+  FakeApiServer server;
+  std::string error;
+  ASSERT_TRUE(server.Start(&error)) << error;
+  // The first list (of one of the two watches) fails.
+  server.FailNext(500, "boom", 1);
+  ApiServerSourceOptions base;
+  base.api_url = server.url();
+  base.backoff_initial = 20ms;
+  base.backoff_max = 40ms;
+  PodTable table;
+  PeerPodSource source(base, PeerPodQueries("", {"a", "b"}), table);
+  ASSERT_TRUE(source.Start().ok());
+  ASSERT_TRUE(WaitUntil([&] { return source.stats().errors_total >= 1; }));
+  ASSERT_TRUE(WaitUntil([&] { return source.stats().ready; }));
+  EXPECT_EQ(source.stats().errors_total, 1u);
+  source.Stop();
+  server.Stop();
+}
+
+TEST(PeerPodSourceTest, FactoryIsOffByDefaultAndNeedsApiserverMode) {
+  auto env = [](const char*) -> std::optional<std::string> {
+    return std::nullopt;
+  };
+  struct Case {
+    std::string mode;
+    std::string selector;
+    std::vector<std::string> namespaces;
+    bool want_source;
+    std::string want_error;
+  } cases[] = {
+      {"apiserver", "", {}, false, ""},
+      {"file", "", {}, false, ""},
+      {"apiserver", "job", {}, true, ""},
+      {"apiserver", "", {"training"}, true, ""},
+      {"file", "job", {}, false, "--discovery apiserver"},
+      {"cgroup", "", {"training"}, false, "--discovery apiserver"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.mode + " " + c.selector);
+    DiscoveryConfig config;
+    config.mode = c.mode;
+    config.kube_api = "http://127.0.0.1:1";
+    config.peer_pods_selector = c.selector;
+    config.peer_pods_namespaces = c.namespaces;
+    PodTable table;
+    Status error = Status::Ok();
+    auto source = MakePeerPodSource(config, table, &error, env);
+    EXPECT_EQ(source != nullptr, c.want_source);
+    if (c.want_error.empty()) {
+      EXPECT_TRUE(error.ok()) << error.message();
+    } else {
+      EXPECT_NE(error.message().find(c.want_error), std::string::npos)
+          << error.message();
+    }
+    if (source) EXPECT_EQ(source->name(), "apiserver-peers");
+  }
+}
+
+}  // namespace
+}  // namespace trainscope
