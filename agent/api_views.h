@@ -10,11 +10,9 @@
 #include "diagnosis/ps_share.h"
 #include "trainscope/pod.h"
 #include "trainscope/snapshot.h"
+#include "trainscope/time_format.h"
 
 namespace trainscope {
-
-// RFC 3339 in UTC with second precision ("2026-11-21T21:05:00Z").
-std::string Rfc3339(std::chrono::system_clock::time_point t);
 
 // GET /api/v1/pods: the discovered pods with identity, IPs and the cgroups
 // the latest sample found for them (null when not found yet).

@@ -29,7 +29,7 @@ struct AgentConfig {
   std::string role_labels;  // "job_key,role_key,index_key;..."; "" = default
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string log_level = "info";
-  int history_size = 120;
+  int history_size = 60;  // what the diagnosis reads: 5 min at 5 s
   // flows (issue 4)
   std::string flows_mode = "ebpf";  // ebpf (falls back to pcap) | pcap | off
   std::string pcap_interfaces;      // comma list; "" = physical NICs

@@ -47,8 +47,9 @@ void AppendEscaped(const std::string& value, std::string& out) {
   for (auto at = std::find_if(from, value.end(), NeedsEscape);
        at != value.end(); at = std::find_if(at + 1, value.end(), NeedsEscape)) {
     out.append(from, at);
-    out += '\\';
-    from = at;
+    // A newline becomes the two characters \n; a raw one would end the line.
+    out += *at == '\n' ? "\\n" : std::string{'\\', *at};
+    from = at + 1;
   }
   out.append(from, value.end());
 }

@@ -56,9 +56,22 @@ fi
 WORK=$(mktemp -d /tmp/trainscope-bench-macro.XXXXXX)
 NE_PID=""
 RUN_ID=""
+# `trainsim down`, then make sure the supervisor (and with it the agent) is
+# gone: a node left running would load the next point and add its veths to
+# node_exporter's series.
+SUP=""
+stop_node() {
+  "$TRAINSIM" down --run-id "$RUN_ID" >/dev/null 2>&1 || true
+  if [ -n "$SUP" ] && kill -0 "$SUP" 2>/dev/null; then
+    kill "$SUP" 2>/dev/null
+    for _ in $(seq 100); do kill -0 "$SUP" 2>/dev/null || break; sleep 0.2; done
+    "$TRAINSIM" cleanup --run-id "$RUN_ID" >/dev/null 2>&1 || true
+  fi
+  RUN_ID=""; SUP=""
+}
 cleanup() {
   set +e
-  [ -n "$RUN_ID" ] && "$TRAINSIM" down --run-id "$RUN_ID" >/dev/null 2>&1
+  [ -n "$RUN_ID" ] && stop_node
   [ -n "$NE_PID" ] && kill "$NE_PID" 2>/dev/null && wait "$NE_PID" 2>/dev/null
   rm -rf "$WORK"
 }
@@ -95,8 +108,7 @@ for n in $PODS; do
     --seconds "$SECONDS_PER_N" --scrape-interval "$SCRAPE_INTERVAL" \
     --burst "$BURST" >"$WORK/point-$n.json"
   POINTS+=("$n=$WORK/point-$n.json")
-  "$TRAINSIM" down --run-id "$RUN_ID" >/dev/null 2>&1 || true
-  RUN_ID=""
+  stop_node
 done
 
 # Render at 10k series from the micro benchmark (BM_RenderMetrics/160).
