@@ -13,7 +13,7 @@ namespace {
 
 TEST(TextFormatTest, IdenticalToTextSerializerOnEdgeValues) {
   std::vector<prometheus::MetricFamily> families;
-  FamilyBuilder counters("trainscope_edge_total",
+  FamilyBuilder counters("test_edge_total",
                          "Help with a backslash \\ and a\nnewline.",
                          prometheus::MetricType::Counter);
   const double values[] = {0.0,
@@ -35,8 +35,7 @@ TEST(TextFormatTest, IdenticalToTextSerializerOnEdgeValues) {
                  v);
   }
   counters.MoveInto(families);
-  FamilyBuilder gauges("trainscope_edge_ratio", "",
-                       prometheus::MetricType::Gauge);
+  FamilyBuilder gauges("test_edge_ratio", "", prometheus::MetricType::Gauge);
   gauges.Add({}, 0.875).Add({{"a", ""}}, 2.5e-3);
   gauges.MoveInto(families);
 
