@@ -6,14 +6,10 @@
 #include <unordered_map>
 
 #include "diagnosis/bandwidth.h"
+#include "trainscope/optional_value.h"
 
 namespace trainscope::diagnosis {
 namespace {
-
-std::optional<double> AsDouble(const std::optional<uint64_t>& v) {
-  if (!v) return std::nullopt;
-  return static_cast<double>(*v);
-}
 
 PodMeta MetaOf(const PodInfo& pod, const std::string& node) {
   PodMeta m;

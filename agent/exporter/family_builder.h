@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "trainscope/optional_value.h"
+
 namespace trainscope {
 
 using LabelMap = std::map<std::string, std::string>;
@@ -32,12 +34,6 @@ class FamilyBuilder {
  private:
   prometheus::MetricFamily family_;
 };
-
-// A counter read as an integer, as the optional double a family takes.
-inline std::optional<double> AsDouble(const std::optional<uint64_t>& v) {
-  if (!v) return std::nullopt;
-  return static_cast<double>(*v);
-}
 
 // Merges `extra` into a copy of `base`.
 LabelMap WithLabels(const LabelMap& base, const LabelMap& extra);

@@ -15,12 +15,6 @@ LabelMap DeviceLabels(const GpuDeviceSample& gpu) {
           {"modelName", gpu.model_name}};
 }
 
-template <typename T>
-std::optional<double> AsDouble(const std::optional<T>& v) {
-  if (!v) return std::nullopt;
-  return static_cast<double>(*v);
-}
-
 struct DeviceMetric {
   const char* name;
   const char* help;
