@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <functional>
@@ -53,7 +54,10 @@ Evaluation Evaluate(const Window& history, const DiagnosisSettings& settings) {
         ComputeStats(Tail(history, settings.window_samples));
     const WindowStats baseline = ComputeStats(history);
     ev.jobs = ComputeJobTraffic(recent);
-    DetectorInput in{recent, baseline, ev.jobs};
+    const std::vector<JobTraffic> sustained = ComputeJobTraffic(
+        ComputeStats(Tail(history, std::max(settings.window_samples,
+                                            settings.straggler.window_samples))));
+    DetectorInput in{recent, baseline, ev.jobs, sustained};
     ev.findings = RunDetectors(in, settings);
   } catch (const std::exception& e) {
     spdlog::error("[diagnosis] evaluation over {} pods failed: {}",

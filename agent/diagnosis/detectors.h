@@ -15,6 +15,9 @@ struct DetectorInput {
   const WindowStats& recent;            // the evaluation window
   const WindowStats& baseline;          // the longer history (input_io_bound)
   const std::vector<JobTraffic>& jobs;  // PS traffic of `recent`
+  // PS traffic over the straggler window (StragglerSettings::window_samples,
+  // never shorter than `recent`).
+  const std::vector<JobTraffic>& sustained_jobs;
 };
 
 // One file per detector; each appends findings for its kind.

@@ -45,6 +45,11 @@ struct PsCpuSettings {
 
 struct StragglerSettings {
   size_t min_workers = 3;
+  // Samples the exchange rates are taken over (30 s at the default 5 s
+  // interval): a straggler is slow for a while, and over the 3-sample
+  // evaluation window TCP flows sharing a full PS link take turns, so a
+  // healthy worker can fall below half of its peers for a few seconds.
+  size_t window_samples = 7;
   // Enter when the worker's PS exchange rate < enter_ratio x median of the
   // other workers; exit when it is back at or above exit_ratio x median.
   double enter_ratio = 0.5;

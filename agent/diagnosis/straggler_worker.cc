@@ -67,7 +67,9 @@ std::string CauseAdvice(const std::string& cause, const std::string& pod) {
 void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
                            const DiagnosisSettings& all,
                            std::vector<Finding>& out) {
-  for (const auto& job : in.jobs) {
+  // Rates over the longer window; the likely causes over the recent one,
+  // since those detectors judge the same window.
+  for (const auto& job : in.sustained_jobs) {
     if (job.worker_exchange.size() < s.min_workers) continue;
     for (const auto& [key, rate] : job.worker_exchange) {
       std::vector<double> others;

@@ -128,7 +128,8 @@ const Inputs& TheInputs() {
 template <typename Fn>
 void RunDetector(benchmark::State& state, Fn detect) {
   const Inputs& inputs = TheInputs();
-  const DetectorInput in{inputs.recent, inputs.baseline, inputs.jobs};
+  const DetectorInput in{inputs.recent, inputs.baseline, inputs.jobs,
+                        inputs.jobs};
   const DiagnosisSettings settings;
   size_t findings = 0;
   for (auto _ : state) {

@@ -27,7 +27,7 @@ inline std::vector<Finding> FindingsOf(std::string_view kind, const Window& w,
                                        const DiagnosisSettings& s = {}) {
   WindowStats stats = ComputeStats(w);
   auto jobs = ComputeJobTraffic(stats);
-  DetectorInput in{stats, stats, jobs};
+  DetectorInput in{stats, stats, jobs, jobs};
   std::vector<Finding> out;
   for (auto& f : RunDetectors(in, s)) {
     if (f.diagnosis.kind == kind) out.push_back(std::move(f));

@@ -1,6 +1,7 @@
 // Table-driven tests of the detectors that compare workers of one job:
 // straggler_worker and input_io_bound.
 #include "detector_test_main.h"
+#include "diagnosis/analysis.h"
 
 namespace trainscope::diagnosis::testing {
 namespace {
@@ -165,8 +166,52 @@ TEST(InputIoTest, DropAgainstOwnHistory) {
   WindowStats baseline = ComputeStats(history);
   auto jobs = ComputeJobTraffic(recent);
   std::vector<Finding> out;
-  DetectInputIoBound({recent, baseline, jobs}, InputIoSettings{}, out);
+  DetectInputIoBound({recent, baseline, jobs, jobs}, InputIoSettings{}, out);
   EXPECT_EQ(out.size(), 3u);
+}
+
+// Workers 0-2 exchange 1 MB/s with one PS every 5 s interval; worker 3 runs at
+// `slow_rate` during intervals [slow_from, slow_to) and at 1 MB/s otherwise,
+// replayed the way the agent evaluates live.
+Window Timeline(double slow_rate, int slow_from, int slow_to) {
+  Window w;
+  w.peer_roles[Key("ctr-ps-0")] = Role::kPs;
+  auto& ps = w.pods[Key("ctr-ps-0")];
+  ps.meta = {"training", "ctr-ps-0", "ctr", Role::kPs};
+  for (int wk = 0; wk < 4; ++wk) {
+    const std::string name = "ctr-worker-" + std::to_string(wk);
+    auto& t = w.pods[Key(name)];
+    t.meta = {"training", name, "ctr", Role::kWorker};
+    double bytes = 0;
+    for (int i = 0; i < 20; ++i) {
+      PodPoint p;
+      p.t = 5.0 * i;
+      p.instance = name + "-uid";
+      p.peers[Key("ctr-ps-0")] = {bytes / 2, bytes / 2};
+      t.points.push_back(p);
+      const bool slow = wk == 3 && i >= slow_from && i < slow_to;
+      bytes += (slow ? slow_rate : MB) * 5;
+    }
+  }
+  return w;
+}
+
+bool StragglerActive(const Window& w) {
+  for (const auto& d : Replay(w, {}).active) {
+    if (d.kind == kStragglerWorker && d.pod == "ctr-worker-3") return true;
+  }
+  return false;
+}
+
+// Flows sharing a full PS link take turns: a healthy worker can sit below half
+// of its peers for three intervals (here the last three of the replay, so a
+// diagnosis would still be active at its end). That is no straggler.
+TEST(StragglerReplayTest, ShortDipIsNotAStraggler) {
+  EXPECT_FALSE(StragglerActive(Timeline(0.2 * MB, 16, 19)));
+}
+
+TEST(StragglerReplayTest, SustainedSlownessIs) {
+  EXPECT_TRUE(StragglerActive(Timeline(0.2 * MB, 5, 20)));
 }
 
 }  // namespace
