@@ -54,9 +54,9 @@ Evaluation Evaluate(const Window& history, const DiagnosisSettings& settings) {
         ComputeStats(Tail(history, settings.window_samples));
     const WindowStats baseline = ComputeStats(history);
     ev.jobs = ComputeJobTraffic(recent);
-    const std::vector<JobTraffic> sustained = ComputeJobTraffic(
-        ComputeStats(Tail(history, std::max(settings.window_samples,
-                                            settings.straggler.window_samples))));
+    const std::vector<JobTraffic> sustained = ComputeJobTraffic(ComputeStats(
+        Tail(history, std::max(settings.window_samples,
+                               settings.straggler.window_samples))));
     DetectorInput in{recent, baseline, ev.jobs, sustained};
     ev.findings = RunDetectors(in, settings);
   } catch (const std::exception& e) {

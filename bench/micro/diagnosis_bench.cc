@@ -129,7 +129,7 @@ template <typename Fn>
 void RunDetector(benchmark::State& state, Fn detect) {
   const Inputs& inputs = TheInputs();
   const DetectorInput in{inputs.recent, inputs.baseline, inputs.jobs,
-                        inputs.jobs};
+                         inputs.jobs};
   const DiagnosisSettings settings;
   size_t findings = 0;
   for (auto _ : state) {

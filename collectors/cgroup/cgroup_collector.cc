@@ -19,9 +19,9 @@ constexpr size_t kMaxPids = 8;
 // Discovery without names (cgroup mode) names containers like `docker ps`.
 constexpr size_t kShortIdLength = 12;
 
-void AddPids(const CgroupHierarchies& h, const std::string& relative_path,
-             std::vector<int>& pids) {
-  for (int pid : ReadCgroupPids(h, relative_path)) {
+void AddPids(CgroupDir& dir, std::vector<int>& pids) {
+  if (pids.size() >= kMaxPids) return;
+  for (int pid : dir.Pids()) {
     if (pids.size() >= kMaxPids) return;
     if (std::find(pids.begin(), pids.end(), pid) == pids.end()) {
       pids.push_back(pid);
@@ -29,53 +29,66 @@ void AddPids(const CgroupHierarchies& h, const std::string& relative_path,
   }
 }
 
-ContainerSample ReadContainer(const CgroupHierarchies& h,
-                              const ContainerCgroup& leaf, std::string name) {
-  ContainerSample out;
-  out.name = std::move(name);
-  out.id = leaf.id;
-  out.cgroup_path = leaf.relative_path;
-  out.cgroup = ReadCgroupSample(h, leaf.relative_path);
-  return out;
-}
+// What one cycle read; `vanished` says the scan it used is out of date.
+struct PodRead {
+  std::optional<PodSample> sample;  // empty when the pod cgroup is gone
+  bool vanished = false;
+};
 
-PodSample ReadPod(const CgroupHierarchies& h, const PodInfo& info,
-                  const PodCgroup& pod) {
-  PodSample out;
+PodRead ReadPod(const CgroupHierarchies& h, const PodInfo& info,
+                const PodCgroup& pod) {
+  PodRead read;
+  CgroupDir pod_dir(h, pod.relative_path);
+  if (!pod_dir.Exists()) {
+    read.vanished = true;
+    return read;
+  }
+  PodSample& out = read.sample.emplace();
   out.uid = pod.uid;
   out.cgroup_path = pod.relative_path;
-  out.cgroup = ReadCgroupSample(h, pod.relative_path);
+  out.cgroup = pod_dir.Sample();
 
   // Leaves the pod spec names come first, in spec order; the others (the
   // pause sandbox) only count in the pod totals, which the kernel already
   // aggregates in the pod cgroup.
-  std::vector<const ContainerCgroup*> named, unnamed;
+  std::vector<std::pair<const ContainerCgroup*, std::string>> named;
   if (info.containers.empty()) {
     for (const auto& leaf : pod.containers) {
-      out.containers.push_back(
-          ReadContainer(h, leaf, leaf.id.substr(0, kShortIdLength)));
-      named.push_back(&leaf);
+      named.emplace_back(&leaf, leaf.id.substr(0, kShortIdLength));
     }
   } else {
     for (const auto& spec : info.containers) {
       const auto it = std::find_if(
           pod.containers.begin(), pod.containers.end(),
           [&](const ContainerCgroup& c) { return c.id == spec.id; });
-      if (it == pod.containers.end()) continue;
-      out.containers.push_back(ReadContainer(h, *it, spec.name));
-      named.push_back(&*it);
-    }
-    for (const auto& leaf : pod.containers) {
-      if (std::find(named.begin(), named.end(), &leaf) == named.end()) {
-        unnamed.push_back(&leaf);
-      }
+      if (it != pod.containers.end()) named.emplace_back(&*it, spec.name);
     }
   }
-  for (const auto* group : {&named, &unnamed}) {
-    for (const auto* leaf : *group) AddPids(h, leaf->relative_path, out.pids);
+  for (const auto& [leaf, name] : named) {
+    CgroupDir dir(h, leaf->relative_path);
+    if (!dir.Exists()) {
+      read.vanished = true;
+      continue;
+    }
+    ContainerSample& c = out.containers.emplace_back();
+    c.name = name;
+    c.id = leaf->id;
+    c.cgroup_path = leaf->relative_path;
+    c.cgroup = dir.Sample();
+    AddPids(dir, out.pids);
   }
-  AddPids(h, pod.relative_path, out.pids);
-  return out;
+  for (const auto& leaf : pod.containers) {
+    const bool is_named =
+        std::any_of(named.begin(), named.end(),
+                    [&](const auto& n) { return n.first == &leaf; });
+    if (is_named) continue;
+    CgroupDir dir(h, leaf.relative_path);
+    AddPids(dir, out.pids);
+  }
+  // Processes sit in the pod cgroup itself only where no container leaves
+  // exist; it is not read otherwise (it lists nothing, in every hierarchy).
+  if (out.pids.empty()) AddPids(pod_dir, out.pids);
+  return read;
 }
 
 // Only the hierarchies values are read from are scanned: every v1
@@ -109,6 +122,31 @@ CollectStatus CgroupCollector::Collect(const CollectContext& ctx,
   }
 }
 
+bool CgroupCollector::NeedsScan(const CgroupHierarchies& hierarchies,
+                                const PodList* pods) const {
+  if (rescan_ || !scanned_ || *scanned_ != hierarchies ||
+      cycles_since_scan_ >= kRescanEveryCycles) {
+    return true;
+  }
+  if (!pods) return false;
+  // A pod or container the scan has not seen: started since (or not yet
+  // running, which keeps rescanning until it is; no worse than a scan every
+  // cycle).
+  for (const auto& info : *pods) {
+    const auto it = pod_cgroups_.find(info.uid);
+    if (it == pod_cgroups_.end()) return true;
+    for (const auto& spec : info.containers) {
+      if (spec.id.empty()) continue;
+      const auto& known = it->second.containers;
+      if (std::none_of(known.begin(), known.end(),
+                       [&](const auto& c) { return c.id == spec.id; })) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 CollectStatus CgroupCollector::CollectOrThrow(const CollectContext& ctx,
                                               Snapshot& out) {
   std::error_code ec;
@@ -126,26 +164,36 @@ CollectStatus CgroupCollector::CollectOrThrow(const CollectContext& ctx,
                                 "controller directories)");
   }
 
-  std::map<std::string, PodCgroup> by_uid;
-  for (auto& pod : ScanPodCgroups(ReadHierarchies(hierarchies))) {
-    by_uid.emplace(pod.uid, std::move(pod));
+  const CgroupHierarchies scanned = ReadHierarchies(hierarchies);
+  if (NeedsScan(scanned, ctx.pods.get())) {
+    pod_cgroups_.clear();
+    for (auto& pod : ScanPodCgroups(scanned)) {
+      pod_cgroups_.emplace(pod.uid, std::move(pod));
+    }
+    scanned_ = scanned;
+    cycles_since_scan_ = 0;
+    rescan_ = false;
   }
+  ++cycles_since_scan_;
 
   size_t matched = 0;
   if (ctx.pods) {
     for (const auto& info : *ctx.pods) {
-      const auto it = by_uid.find(info.uid);
-      if (it == by_uid.end()) {
+      const auto it = pod_cgroups_.find(info.uid);
+      if (it == pod_cgroups_.end()) {
         spdlog::debug("[cgroup] no cgroup for pod {}/{} uid {}",
                       info.namespace_name, info.name, info.uid);
         continue;
       }
-      out.pod_samples[info.uid] = ReadPod(hierarchies, info, it->second);
+      PodRead read = ReadPod(hierarchies, info, it->second);
+      if (read.vanished) rescan_ = true;
+      if (!read.sample) continue;
+      out.pod_samples[info.uid] = std::move(*read.sample);
       ++matched;
     }
   }
-  spdlog::debug("[cgroup] {} pod cgroups found, {} matched known pods",
-                by_uid.size(), matched);
+  spdlog::debug("[cgroup] {} pod cgroups known, {} matched known pods",
+                pod_cgroups_.size(), matched);
   return CollectStatus::Ok();
 }
 

@@ -1,8 +1,12 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
 #include <string_view>
 
+#include "cgroup/pod_cgroups.h"
 #include "trainscope/collector.h"
 #include "trainscope/host_paths.h"
 
@@ -21,8 +25,20 @@ class CgroupCollector : public Collector {
 
  private:
   CollectStatus CollectOrThrow(const CollectContext& ctx, Snapshot& out);
+  bool NeedsScan(const CgroupHierarchies& hierarchies,
+                 const PodList* pods) const;
+
+  // Walking every hierarchy for pod cgroups cost as much as reading them, so
+  // the last walk is reused while it still explains what the pod list says
+  // and nothing it found has vanished, and redone at least every
+  // kRescanEveryCycles cycles for leaves no pod list names.
+  static constexpr int kRescanEveryCycles = 12;
 
   std::filesystem::path cgroup_root_;
+  std::optional<CgroupHierarchies> scanned_;
+  std::map<std::string, PodCgroup> pod_cgroups_;  // by pod uid
+  int cycles_since_scan_ = 0;
+  bool rescan_ = false;
 };
 
 }  // namespace trainscope

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <set>
+#include <sstream>
 #include <system_error>
 
 #include "spdlog/spdlog.h"
+#include "trainscope/file_util.h"
 
 namespace trainscope {
 namespace fs = std::filesystem;
@@ -144,6 +146,13 @@ bool IsKnownController(std::string_view name) {
              kV1Controllers.end();
 }
 
+std::set<std::string> SplitWords(const std::string& s) {
+  std::set<std::string> out;
+  std::istringstream in(s);
+  for (std::string word; in >> word;) out.insert(word);
+  return out;
+}
+
 std::vector<std::string> SplitComma(const std::string& s) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -161,12 +170,15 @@ std::vector<std::string> SplitComma(const std::string& s) {
 
 CgroupHierarchies DetectHierarchies(const fs::path& cgroup_root) {
   CgroupHierarchies out;
-  if (Exists(cgroup_root / "cgroup.controllers")) {
+  if (auto controllers = ReadSmallFile(cgroup_root / "cgroup.controllers")) {
     out.unified = cgroup_root;
+    out.unified_controllers = SplitWords(*controllers);
     return out;
   }
-  if (Exists(cgroup_root / "unified" / "cgroup.controllers")) {
+  if (auto controllers =
+          ReadSmallFile(cgroup_root / "unified" / "cgroup.controllers")) {
     out.unified = cgroup_root / "unified";
+    out.unified_controllers = SplitWords(*controllers);
   }
   // Real directories first, so a controller reached both through
   // "cpu,cpuacct" and the "cpu" symlink maps to the co-mounted directory.

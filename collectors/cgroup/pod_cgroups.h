@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,12 @@ struct CgroupHierarchies {
   // mount directory; co-mounted controllers ("cpu,cpuacct") appear once per
   // controller, pointing at the same directory.
   std::map<std::string, std::filesystem::path> v1;
+  // Controllers the unified root offers (its cgroup.controllers): none on a
+  // hybrid host, where they are all bound to v1. A controller's files
+  // (memory.*, io.stat, cpu.max) exist below only when it is listed here.
+  std::set<std::string> unified_controllers;
+
+  bool operator==(const CgroupHierarchies&) const = default;
 };
 
 CgroupHierarchies DetectHierarchies(const std::filesystem::path& cgroup_root);

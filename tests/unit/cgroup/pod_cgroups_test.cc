@@ -108,6 +108,8 @@ TEST(DetectHierarchies, PureV2) {
     ASSERT_TRUE(h.unified.has_value()) << layout;
     EXPECT_EQ(*h.unified, root) << layout;
     EXPECT_TRUE(h.v1.empty()) << layout;
+    EXPECT_TRUE(h.unified_controllers.contains("memory")) << layout;
+    EXPECT_TRUE(h.unified_controllers.contains("io")) << layout;
   }
 }
 
@@ -138,6 +140,8 @@ TEST(DetectHierarchies, Hybrid) {
   EXPECT_EQ(*h.unified, root / "unified");
   EXPECT_EQ(Keys(h), (std::set<std::string>{"blkio", "cpu", "cpuacct", "memory",
                                             "pids", "systemd"}));
+  // Every controller is bound to v1: the unified tree offers none.
+  EXPECT_TRUE(h.unified_controllers.empty());
 }
 
 TEST(DetectHierarchies, MissingOrEmptyRoot) {
