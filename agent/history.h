@@ -11,7 +11,10 @@
 namespace trainscope {
 
 // The last N snapshots, newest last. Writers (the sampler) and readers
-// (scrapes, the report) only exchange shared pointers under the lock.
+// (scrapes, the report) only exchange shared pointers under the lock. Only
+// the newest is kept whole: older ones lose their per-container samples,
+// PIDs and cgroup paths (see history.cc), which only the exposition of the
+// newest reads.
 class History {
  public:
   explicit History(size_t capacity);

@@ -138,5 +138,80 @@ TEST(HistoryTest, KeepsTheNewestWithinCapacity) {
   EXPECT_EQ(window[1]->sequence, 3u);
 }
 
+// A snapshot with everything the collectors fill for one pod.
+std::shared_ptr<Snapshot> FullSnapshot(uint64_t i) {
+  auto s = std::make_shared<Snapshot>();
+  s->sequence = i;
+  s->taken_at = std::chrono::system_clock::time_point() +
+                std::chrono::seconds(1'000'000'000 + 5 * i);
+  PodInfo pod;
+  pod.uid = "u";
+  pod.name = "ctr-worker-0";
+  pod.namespace_name = "training";
+  s->pods = std::make_shared<const PodList>(PodList{pod});
+  PodSample& p = s->pod_samples["u"];
+  p.uid = "u";
+  p.cgroup_path = "kubepods.slice/kubepods-podu.slice";
+  p.cgroup.cpu.usage_seconds = 2.5 * static_cast<double>(i);
+  p.cgroup.memory.working_set_bytes = 1 << 20;
+  p.cgroup.io_pressure.some_seconds = 0.1 * static_cast<double>(i);
+  p.pids = {42};
+  p.network = NetDevCounters{.receive_bytes = 1000 * i};
+  ContainerSample& c = p.containers.emplace_back();
+  c.name = "tensorflow";
+  c.id = std::string(64, 'a');
+  c.cgroup_path = p.cgroup_path + "/cri-containerd-aaa.scope";
+  c.cgroup.cpu.usage_seconds = 2.0 * static_cast<double>(i);
+  PeerTrafficSample peer;
+  peer.pod_uid = "u";
+  peer.peer_pod = "ctr-ps-0";
+  peer.receive_bytes = 500 * i;
+  s->peer_traffic.push_back(peer);
+  GpuPodUsage gpu;
+  gpu.pod_uid = "u";
+  gpu.utilization_ratio = 0.5;
+  s->gpu_pods.push_back(gpu);
+  s->node.cpu_count = 8;
+  return s;
+}
+
+TEST(HistoryTest, OlderSnapshotsKeepPodLevelDataWithoutContainerDetail) {
+  History history(3);
+  const auto first = FullSnapshot(1);
+  history.Push(first);
+  history.Push(FullSnapshot(2));
+  history.Push(FullSnapshot(3));
+
+  const auto window = history.Window(3);
+  ASSERT_EQ(window.size(), 3u);
+  for (size_t i = 0; i < 2; ++i) {
+    const Snapshot& old = *window[i];
+    EXPECT_EQ(old.sequence, i + 1);
+    EXPECT_EQ(old.taken_at, FullSnapshot(i + 1)->taken_at);
+    const PodSample& p = old.pod_samples.at("u");
+    EXPECT_TRUE(p.containers.empty());
+    EXPECT_TRUE(p.pids.empty());
+    EXPECT_TRUE(p.cgroup_path.empty());
+    EXPECT_EQ(p.cgroup.cpu.usage_seconds, 2.5 * static_cast<double>(i + 1));
+    EXPECT_EQ(p.cgroup.memory.working_set_bytes, 1u << 20);
+    EXPECT_EQ(p.cgroup.io_pressure.some_seconds,
+              0.1 * static_cast<double>(i + 1));
+    ASSERT_TRUE(p.network);
+    EXPECT_EQ(p.network->receive_bytes, 1000 * (i + 1));
+    ASSERT_EQ(old.peer_traffic.size(), 1u);
+    EXPECT_EQ(old.peer_traffic[0].peer_pod, "ctr-ps-0");
+    ASSERT_EQ(old.gpu_pods.size(), 1u);
+    EXPECT_EQ(old.gpu_pods[0].utilization_ratio, 0.5);
+    EXPECT_EQ(old.node.cpu_count, 8u);
+    ASSERT_TRUE(old.pods);
+    EXPECT_EQ(old.pods->at(0).name, "ctr-worker-0");
+  }
+  // The newest is whole, and a reader still holding an older snapshot keeps
+  // what it took.
+  EXPECT_EQ(history.Latest()->pod_samples.at("u").containers.size(), 1u);
+  EXPECT_EQ(history.Latest()->pod_samples.at("u").pids, std::vector<int>{42});
+  EXPECT_EQ(first->pod_samples.at("u").containers.size(), 1u);
+}
+
 }  // namespace
 }  // namespace trainscope
