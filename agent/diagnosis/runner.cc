@@ -5,12 +5,15 @@
 namespace trainscope::diagnosis {
 
 DiagnosisRunner::DiagnosisRunner(std::string node, DiagnosisSettings settings)
-    : node_(std::move(node)), settings_(settings), engine_(settings.engine) {}
+    : node_(std::move(node)),
+      settings_(settings),
+      window_(node_),
+      engine_(settings.engine) {}
 
 void DiagnosisRunner::Update(
     const std::vector<std::shared_ptr<const Snapshot>>& history) {
   if (history.empty() || !history.back()) return;
-  Evaluation ev = Evaluate(WindowFromSnapshots(history, node_), settings_);
+  Evaluation ev = Evaluate(window_.Update(history), settings_);
   std::lock_guard lock(mu_);
   engine_.Update(ev.findings, history.back()->taken_at);
   active_ = engine_.Active();

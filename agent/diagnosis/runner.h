@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "diagnosis/analysis.h"
+#include "diagnosis/snapshot_window.h"
 #include "trainscope/snapshot.h"
 
 namespace trainscope::diagnosis {
@@ -17,7 +18,8 @@ class DiagnosisRunner {
  public:
   DiagnosisRunner(std::string node, DiagnosisSettings settings = {});
 
-  // `history` oldest first, the newest snapshot last.
+  // `history` oldest first, the newest snapshot last. Called by one thread
+  // (the sampler after each cycle); the readers below may run on any.
   void Update(const std::vector<std::shared_ptr<const Snapshot>>& history);
   std::vector<Diagnosis> Active() const;
   // PS traffic per job of the latest window: the one computation behind the
@@ -29,6 +31,7 @@ class DiagnosisRunner {
  private:
   const std::string node_;
   const DiagnosisSettings settings_;
+  SlidingSnapshotWindow window_;  // only Update (one thread) touches it
   mutable std::mutex mu_;
   Engine engine_;
   std::vector<Diagnosis> active_;

@@ -78,6 +78,70 @@ void AddGpuUsage(const Snapshot& snap, std::map<std::string, PodPoint>& pts,
   }
 }
 
+double SecondsOf(const Snapshot& snap) {
+  return std::chrono::duration<double>(snap.taken_at.time_since_epoch())
+      .count();
+}
+
+// One snapshot's points appended to the window (newer than all it holds).
+// `on_role` hears every peer role it records, with the snapshot's time.
+template <typename OnRole>
+void AppendSnapshot(const Snapshot& snap, const std::string& node, Window& w,
+                    OnRole on_role) {
+  const double t = SecondsOf(snap);
+  std::unordered_map<std::string, std::string> keys;  // uid -> ns/pod
+  std::unordered_map<std::string, const PodInfo*> infos;
+  if (snap.pods) {
+    for (const auto& pod : *snap.pods) {
+      keys[pod.uid] = PodKey(pod.namespace_name, pod.name);
+      infos[pod.uid] = &pod;
+    }
+  }
+  std::map<std::string, PodPoint> points;
+  for (const auto& [uid, sample] : snap.pod_samples) {
+    auto info = infos.find(uid);
+    if (info == infos.end()) continue;
+    const std::string& key = keys[uid];
+    points[key] = PointOf(t, sample);
+    // Newer snapshots overwrite: identity and limits as last known.
+    w.pods[key].meta = MetaOf(*info->second, node);
+  }
+  for (const auto& pt : snap.peer_traffic) {
+    auto k = keys.find(pt.pod_uid);
+    if (k == keys.end() || pt.peer_pod.empty()) continue;
+    auto p = points.find(k->second);
+    if (p == points.end()) continue;
+    const std::string peer = PodKey(pt.peer_namespace, pt.peer_pod);
+    PeerCounters& c = p->second.peers[peer];
+    c.receive_bytes += static_cast<double>(pt.receive_bytes);
+    c.transmit_bytes += static_cast<double>(pt.transmit_bytes);
+    if (pt.peer_role != Role::kUnknown) {
+      w.peer_roles[peer] = pt.peer_role;
+      on_role(peer, t);
+    }
+  }
+  AddGpuUsage(snap, points, keys);
+  for (auto& [key, p] : points) w.pods[key].points.push_back(std::move(p));
+
+  NodeMeta meta;
+  if (snap.node.cpu_count) meta.cpu_count = *snap.node.cpu_count;
+  NodePoint np;
+  np.t = t;
+  for (const auto& nic : snap.node.nics) {
+    np.receive_bytes += static_cast<double>(nic.counters.receive_bytes);
+    np.transmit_bytes += static_cast<double>(nic.counters.transmit_bytes);
+  }
+  if (!snap.node.nics.empty()) w.node_points[node].push_back(np);
+  for (const auto& nic : snap.node.nics) {
+    if (nic.speed_bytes_per_second &&
+        (!meta.nic_speed_bytes_per_second ||
+         *nic.speed_bytes_per_second > *meta.nic_speed_bytes_per_second)) {
+      meta.nic_speed_bytes_per_second = nic.speed_bytes_per_second;
+    }
+  }
+  w.nodes[node] = meta;
+}
+
 }  // namespace
 
 Window WindowFromSnapshots(
@@ -85,60 +149,81 @@ Window WindowFromSnapshots(
     const std::string& node) {
   Window w;
   for (const auto& snap : snapshots) {
-    if (!snap) continue;
-    const double t =
-        std::chrono::duration<double>(snap->taken_at.time_since_epoch())
-            .count();
-    std::unordered_map<std::string, std::string> keys;  // uid -> ns/pod
-    std::unordered_map<std::string, const PodInfo*> infos;
-    if (snap->pods) {
-      for (const auto& pod : *snap->pods) {
-        keys[pod.uid] = PodKey(pod.namespace_name, pod.name);
-        infos[pod.uid] = &pod;
-      }
-    }
-    std::map<std::string, PodPoint> points;
-    for (const auto& [uid, sample] : snap->pod_samples) {
-      auto info = infos.find(uid);
-      if (info == infos.end()) continue;
-      const std::string& key = keys[uid];
-      points[key] = PointOf(t, sample);
-      // Newer snapshots overwrite: identity and limits as last known.
-      w.pods[key].meta = MetaOf(*info->second, node);
-    }
-    for (const auto& pt : snap->peer_traffic) {
-      auto k = keys.find(pt.pod_uid);
-      if (k == keys.end() || pt.peer_pod.empty()) continue;
-      auto p = points.find(k->second);
-      if (p == points.end()) continue;
-      const std::string peer = PodKey(pt.peer_namespace, pt.peer_pod);
-      PeerCounters& c = p->second.peers[peer];
-      c.receive_bytes += static_cast<double>(pt.receive_bytes);
-      c.transmit_bytes += static_cast<double>(pt.transmit_bytes);
-      if (pt.peer_role != Role::kUnknown) w.peer_roles[peer] = pt.peer_role;
-    }
-    AddGpuUsage(*snap, points, keys);
-    for (auto& [key, p] : points) w.pods[key].points.push_back(std::move(p));
-
-    NodeMeta meta;
-    if (snap->node.cpu_count) meta.cpu_count = *snap->node.cpu_count;
-    NodePoint np;
-    np.t = t;
-    for (const auto& nic : snap->node.nics) {
-      np.receive_bytes += static_cast<double>(nic.counters.receive_bytes);
-      np.transmit_bytes += static_cast<double>(nic.counters.transmit_bytes);
-    }
-    if (!snap->node.nics.empty()) w.node_points[node].push_back(np);
-    for (const auto& nic : snap->node.nics) {
-      if (nic.speed_bytes_per_second &&
-          (!meta.nic_speed_bytes_per_second ||
-           *nic.speed_bytes_per_second > *meta.nic_speed_bytes_per_second)) {
-        meta.nic_speed_bytes_per_second = nic.speed_bytes_per_second;
-      }
-    }
-    w.nodes[node] = meta;
+    if (snap) AppendSnapshot(*snap, node, w, [](const std::string&, double) {});
   }
   return w;
+}
+
+SlidingSnapshotWindow::SlidingSnapshotWindow(std::string node)
+    : node_(std::move(node)) {}
+
+const Window& SlidingSnapshotWindow::Update(
+    const std::vector<std::shared_ptr<const Snapshot>>& history) {
+  std::vector<const Snapshot*> snaps;
+  for (const auto& s : history) {
+    if (s) snaps.push_back(s.get());
+  }
+  // Sequences must rise through the history and not fall behind what was
+  // seen; otherwise (a restarted sampler, hand-made snapshots) start over.
+  bool ordered = snaps.empty() || snaps.back()->sequence >= last_sequence_;
+  for (size_t i = 1; ordered && i < snaps.size(); ++i) {
+    ordered = snaps[i - 1]->sequence < snaps[i]->sequence;
+  }
+  if (snaps.empty() || !ordered) {
+    Rebuild(history);
+    return window_;
+  }
+  DropBefore(SecondsOf(*snaps.front()));
+  for (const Snapshot* snap : snaps) {
+    if (snap->sequence <= last_sequence_) continue;
+    AppendSnapshot(*snap, node_, window_,
+                   [this](const std::string& peer, double t) {
+                     peer_role_seen_[peer] = t;
+                   });
+    last_sequence_ = snap->sequence;
+  }
+  return window_;
+}
+
+void SlidingSnapshotWindow::Rebuild(
+    const std::vector<std::shared_ptr<const Snapshot>>& history) {
+  window_ = Window();
+  peer_role_seen_.clear();
+  last_sequence_ = 0;
+  for (const auto& snap : history) {
+    if (!snap) continue;
+    AppendSnapshot(*snap, node_, window_,
+                   [this](const std::string& peer, double t) {
+                     peer_role_seen_[peer] = t;
+                   });
+    last_sequence_ = snap->sequence;
+  }
+}
+
+void SlidingSnapshotWindow::DropBefore(double t) {
+  for (auto it = window_.pods.begin(); it != window_.pods.end();) {
+    auto& points = it->second.points;
+    points.erase(points.begin(),
+                 std::find_if(points.begin(), points.end(),
+                              [t](const PodPoint& p) { return p.t >= t; }));
+    it = points.empty() ? window_.pods.erase(it) : std::next(it);
+  }
+  for (auto it = window_.node_points.begin();
+       it != window_.node_points.end();) {
+    auto& points = it->second;
+    points.erase(points.begin(),
+                 std::find_if(points.begin(), points.end(),
+                              [t](const NodePoint& p) { return p.t >= t; }));
+    it = points.empty() ? window_.node_points.erase(it) : std::next(it);
+  }
+  for (auto it = peer_role_seen_.begin(); it != peer_role_seen_.end();) {
+    if (it->second >= t) {
+      ++it;
+      continue;
+    }
+    window_.peer_roles.erase(it->first);
+    it = peer_role_seen_.erase(it);
+  }
 }
 
 }  // namespace trainscope::diagnosis

@@ -17,6 +17,8 @@ namespace trainscope::diagnosis {
 struct PeerCounters {
   double receive_bytes = 0;
   double transmit_bytes = 0;
+
+  bool operator==(const PeerCounters&) const = default;
 };
 
 // One pod at one instant. Counters are cumulative as read; empty = not read.
@@ -40,6 +42,8 @@ struct PodPoint {
   std::optional<double> gpu_utilization_ratio;  // gauge, mean over its GPUs
   unsigned gpus = 0;
   std::map<std::string, PeerCounters> peers;  // by "namespace/pod"
+
+  bool operator==(const PodPoint&) const = default;
 };
 
 struct PodMeta {
@@ -53,12 +57,16 @@ struct PodMeta {
   // kubernetes.io/ingress-bandwidth / egress-bandwidth, in bytes/s.
   std::optional<double> ingress_limit_bytes_per_second;
   std::optional<double> egress_limit_bytes_per_second;
+
+  bool operator==(const PodMeta&) const = default;
 };
 
 struct NodeMeta {
   std::optional<double> cpu_count;
   // Fastest physical NIC (bytes/s); empty when no driver reports a speed.
   std::optional<double> nic_speed_bytes_per_second;
+
+  bool operator==(const NodeMeta&) const = default;
 };
 
 // The node's physical NICs at one instant: cumulative bytes summed over the
@@ -68,11 +76,15 @@ struct NodePoint {
   double t = 0;
   double receive_bytes = 0;
   double transmit_bytes = 0;
+
+  bool operator==(const NodePoint&) const = default;
 };
 
 struct PodTimeline {
   PodMeta meta;
   std::vector<PodPoint> points;  // oldest first
+
+  bool operator==(const PodTimeline&) const = default;
 };
 
 struct Window {
@@ -81,6 +93,8 @@ struct Window {
   std::map<std::string, Role> peer_roles;
   std::map<std::string, NodeMeta> nodes;
   std::map<std::string, std::vector<NodePoint>> node_points;  // oldest first
+
+  bool operator==(const Window&) const = default;
 };
 
 std::string PodKey(const std::string& namespace_name, const std::string& pod);

@@ -6,6 +6,13 @@
 # median throughput, spread, and overhead ratios.
 #
 #   bench/flows/run.sh [--agent PATH] [--rounds N] [--seconds S] [--streams P]
+#                      [--affinity C,S|none]
+#
+# --affinity pins the iperf3 client to CPU C and the server to CPU S (iperf3
+# -A; default 0,1 with two or more CPUs). Unpinned, runs on the 2-vCPU VM
+# split between ~43 and ~76 Gbit/s depending on where the scheduler put the
+# two ends, and that lottery hid any difference between the modes; pinned,
+# most runs land at 75-81 Gbit/s and medians of 6 resolve a few percent.
 #
 # Needs root, iperf3 and a cgroup v2 hierarchy. Cleans up on any exit.
 set -euo pipefail
@@ -14,12 +21,15 @@ AGENT=${AGENT:-build/agent/trainscope-agent}
 ROUNDS=3
 SECONDS_PER_RUN=3
 STREAMS=1
+AFFINITY=none
+[ "$(nproc)" -ge 2 ] && AFFINITY=0,1
 while [ $# -gt 0 ]; do
   case "$1" in
     --agent) AGENT=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
     --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
     --streams) STREAMS=$2; shift 2 ;;
+    --affinity) AFFINITY=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -130,8 +140,10 @@ stop_agent() {
 }
 
 run_iperf() {  # -> "bits/s cpu%": receiver-side rate, sender+receiver CPU
+  local pin=()
+  [ "$AFFINITY" != none ] && pin=(-A "$AFFINITY")
   (in_pod "$CG_A" "$NS_A" iperf3 -c "$IP_B" -p $PORT -t "$SECONDS_PER_RUN" \
-    -P "$STREAMS" -J --connect-timeout 3000 >"$WORK/iperf.json")
+    -P "$STREAMS" "${pin[@]}" -J --connect-timeout 3000 >"$WORK/iperf.json")
   python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["end"]; c=e["cpu_utilization_percent"]; print(e["sum_received"]["bits_per_second"], c["host_total"] + c["remote_total"])' "$WORK/iperf.json"
 }
 

@@ -118,6 +118,72 @@ TEST(SnapshotWindowTest, AnnotationsAndGpuUsage) {
   EXPECT_NEAR(*pod.gpu_utilization_ratio, 0.05, 1e-9);
 }
 
+// A node whose pods come, go and restart, whose peers change roles and whose
+// NIC counters are missing for a while: snapshot i of it.
+std::shared_ptr<Snapshot> ChurningSnapshot(SnapshotSeries& series, int i) {
+  PodList pods = {Pod("ctr-ps-0", Role::kPs, "ps")};
+  if (i >= 3 && i < 10)
+    pods.push_back(Pod("ctr-worker-0", Role::kWorker, "w0"));
+  pods.push_back(Pod("ctr-worker-1", Role::kWorker, i < 6 ? "w1" : "w1-new"));
+  series.pods() = pods;
+  auto s = series.Next();
+  if (i == 7 || i == 8) s->node.nics.clear();
+  for (const auto& pod : pods) {
+    AddSample(*s, pod.uid, 0.5 * i);
+    AddPeer(*s, pod.uid, i < 5 ? "remote-ps" : "remote-chief",
+            i < 5 ? Role::kPs : Role::kUnknown, 1e3 * i);
+  }
+  if (i % 4 == 0) {
+    GpuPodUsage g;
+    g.pod_uid = "ps";
+    g.utilization_ratio = 0.25;
+    s->gpu_pods.push_back(g);
+  }
+  return s;
+}
+
+TEST(SlidingSnapshotWindowTest, EqualsARebuildAsTheHistorySlides) {
+  SnapshotSeries series({});
+  SlidingSnapshotWindow sliding("node-a");
+  std::vector<std::shared_ptr<const Snapshot>> history;
+  for (int i = 0; i < 16; ++i) {
+    history.push_back(ChurningSnapshot(series, i));
+    if (history.size() > 5) history.erase(history.begin());
+    const Window& got = sliding.Update(history);
+    EXPECT_TRUE(got == WindowFromSnapshots(history, "node-a")) << "step " << i;
+    // Called again without a new snapshot: unchanged.
+    EXPECT_TRUE(sliding.Update(history) ==
+                WindowFromSnapshots(history, "node-a"))
+        << "step " << i << " (repeated)";
+  }
+  // The roles only old snapshots reported are gone, as in a rebuild.
+  EXPECT_FALSE(
+      sliding.Update(history).peer_roles.contains("training/remote-ps"));
+}
+
+TEST(SlidingSnapshotWindowTest, HistoryThatWentBackOrHasNoSequenceIsRebuilt) {
+  SnapshotSeries first({});
+  SlidingSnapshotWindow sliding("node-a");
+  std::vector<std::shared_ptr<const Snapshot>> history;
+  for (int i = 0; i < 6; ++i) history.push_back(ChurningSnapshot(first, i));
+  sliding.Update(history);
+
+  SnapshotSeries restarted({});  // sequences start at 1 again
+  std::vector<std::shared_ptr<const Snapshot>> again;
+  for (int i = 0; i < 3; ++i) again.push_back(ChurningSnapshot(restarted, i));
+  EXPECT_TRUE(sliding.Update(again) == WindowFromSnapshots(again, "node-a"));
+
+  std::vector<std::shared_ptr<const Snapshot>> unnumbered;
+  for (int i = 0; i < 4; ++i) {
+    auto s = ChurningSnapshot(restarted, i);
+    s->sequence = 0;
+    unnumbered.push_back(s);
+  }
+  EXPECT_TRUE(sliding.Update(unnumbered) ==
+              WindowFromSnapshots(unnumbered, "node-a"));
+  EXPECT_TRUE(sliding.Update({}) == Window());
+}
+
 // Hot PS on this node, seen from local workers, then balanced again: the
 // runner enters within 3 windows and clears after the exit windows.
 TEST(DiagnosisRunnerTest, HotPsEntersAndClears) {

@@ -27,7 +27,9 @@ class CounterRateTest : public ::testing::TestWithParam<RateCase> {};
 TEST_P(CounterRateTest, Rate) {
   auto got = CounterRate(GetParam().points, &PodPoint::io_read_bytes);
   ASSERT_EQ(got.has_value(), GetParam().rate.has_value());
-  if (got) EXPECT_NEAR(*got, *GetParam().rate, 1e-9);
+  if (got) {
+    EXPECT_NEAR(*got, *GetParam().rate, 1e-9);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -114,7 +116,9 @@ TEST_P(BandwidthTest, Parses) {
   auto got = ParseBandwidthAnnotation(GetParam().text);
   ASSERT_EQ(got.has_value(), GetParam().bytes_per_second.has_value())
       << GetParam().text;
-  if (got) EXPECT_DOUBLE_EQ(*got, *GetParam().bytes_per_second);
+  if (got) {
+    EXPECT_DOUBLE_EQ(*got, *GetParam().bytes_per_second);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
