@@ -59,8 +59,12 @@ TEST(ParseNamespaceListTest, Table) {
     std::vector<std::string> got;
     Status st = ParseNamespaceList(c.text, &got);
     EXPECT_EQ(st.ok(), c.ok) << st.message();
-    if (c.ok) EXPECT_EQ(got, c.want);
-    if (!c.ok) EXPECT_NE(st.message().find("namespace"), std::string::npos);
+    if (c.ok) {
+      EXPECT_EQ(got, c.want);
+    }
+    if (!c.ok) {
+      EXPECT_NE(st.message().find("namespace"), std::string::npos);
+    }
   }
 }
 
@@ -173,7 +177,9 @@ TEST(PeerPodSourceTest, FactoryIsOffByDefaultAndNeedsApiserverMode) {
       EXPECT_NE(error.message().find(c.want_error), std::string::npos)
           << error.message();
     }
-    if (source) EXPECT_EQ(source->name(), "apiserver-peers");
+    if (source) {
+      EXPECT_EQ(source->name(), "apiserver-peers");
+    }
   }
 }
 
