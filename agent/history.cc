@@ -11,23 +11,13 @@ namespace {
 // newest snapshot's exposition uses. With 110 pods that is most of a
 // snapshot's size, times the history length.
 std::shared_ptr<const Snapshot> WithoutContainerDetail(const Snapshot& full) {
-  auto slim = std::make_shared<Snapshot>();
-  slim->taken_at = full.taken_at;
-  slim->sequence = full.sequence;
-  slim->pods = full.pods;
-  for (const auto& [uid, sample] : full.pod_samples) {
-    PodSample& s = slim->pod_samples[uid];
-    s.uid = sample.uid;
-    s.cgroup = sample.cgroup;
-    s.host_network = sample.host_network;
-    s.network = sample.network;
+  auto slim = std::make_shared<Snapshot>(full);
+  for (auto& [uid, sample] : slim->pod_samples) {
+    // Assigning fresh objects releases the memory; clear() would keep it.
+    sample.containers = std::vector<ContainerSample>();
+    sample.pids = std::vector<int>();
+    sample.cgroup_path = std::string();
   }
-  slim->node = full.node;
-  slim->gpus = full.gpus;
-  slim->gpu_pods = full.gpu_pods;
-  slim->peer_traffic = full.peer_traffic;
-  slim->flows = full.flows;
-  slim->collectors = full.collectors;
   return slim;
 }
 

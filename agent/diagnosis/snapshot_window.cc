@@ -165,39 +165,26 @@ const Window& SlidingSnapshotWindow::Update(
   }
   // Sequences must rise through the history and not fall behind what was
   // seen; otherwise (a restarted sampler, hand-made snapshots) start over.
-  bool ordered = snaps.empty() || snaps.back()->sequence >= last_sequence_;
-  for (size_t i = 1; ordered && i < snaps.size(); ++i) {
-    ordered = snaps[i - 1]->sequence < snaps[i]->sequence;
+  bool slide = !snaps.empty() && snaps.back()->sequence >= last_sequence_;
+  for (size_t i = 1; slide && i < snaps.size(); ++i) {
+    slide = snaps[i - 1]->sequence < snaps[i]->sequence;
   }
-  if (snaps.empty() || !ordered) {
-    Rebuild(history);
-    return window_;
+  if (slide) {
+    DropBefore(SecondsOf(*snaps.front()));
+  } else {
+    window_ = Window();
+    peer_role_seen_.clear();
+    last_sequence_ = 0;
   }
-  DropBefore(SecondsOf(*snaps.front()));
   for (const Snapshot* snap : snaps) {
-    if (snap->sequence <= last_sequence_) continue;
+    if (slide && snap->sequence <= last_sequence_) continue;
     AppendSnapshot(*snap, node_, window_,
                    [this](const std::string& peer, double t) {
                      peer_role_seen_[peer] = t;
                    });
-    last_sequence_ = snap->sequence;
   }
+  if (!snaps.empty()) last_sequence_ = snaps.back()->sequence;
   return window_;
-}
-
-void SlidingSnapshotWindow::Rebuild(
-    const std::vector<std::shared_ptr<const Snapshot>>& history) {
-  window_ = Window();
-  peer_role_seen_.clear();
-  last_sequence_ = 0;
-  for (const auto& snap : history) {
-    if (!snap) continue;
-    AppendSnapshot(*snap, node_, window_,
-                   [this](const std::string& peer, double t) {
-                     peer_role_seen_[peer] = t;
-                   });
-    last_sequence_ = snap->sequence;
-  }
 }
 
 void SlidingSnapshotWindow::DropBefore(double t) {

@@ -34,7 +34,6 @@ class SlidingSnapshotWindow {
       const std::vector<std::shared_ptr<const Snapshot>>& history);
 
  private:
-  void Rebuild(const std::vector<std::shared_ptr<const Snapshot>>& history);
   void DropBefore(double t);
 
   std::string node_;
