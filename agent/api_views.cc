@@ -118,6 +118,12 @@ void SetPsTrafficShares(nlohmann::json& report,
     nlohmann::json share = nlohmann::json::object();
     for (const auto& [pod, ratio] : job.share) share[pod] = ratio;
     (*entry)["ps_traffic_share"] = std::move(share);
+    // PS on other nodes are part of the job too.
+    auto& ps = (*entry)["ps"];
+    for (const auto& [pod, ratio] : job.share) {
+      if (std::find(ps.begin(), ps.end(), pod) == ps.end()) ps.push_back(pod);
+    }
+    std::sort(ps.begin(), ps.end());
   }
 }
 
@@ -133,11 +139,16 @@ std::string ReportText(const nlohmann::json& report) {
            "       SINCE                 SUMMARY\n";
     for (const auto& d : diagnoses) {
       char line[512];
-      std::snprintf(
-          line, sizeof line, "%-9s %-31s %-29s %-21s %s\n",
-          d.value("severity", "").c_str(), d.value("kind", "").c_str(),
-          (d.value("namespace", "") + "/" + d.value("pod", "")).c_str(),
-          d.value("since", "").c_str(), d.value("summary", "").c_str());
+      // A node-level diagnosis names its node instead of a pod.
+      const std::string subject =
+          d.value("pod", "").empty()
+              ? "node/" + d.value("node", "")
+              : d.value("namespace", "") + "/" + d.value("pod", "");
+      std::snprintf(line, sizeof line, "%-9s %-31s %-29s %-21s %s\n",
+                    d.value("severity", "").c_str(),
+                    d.value("kind", "").c_str(), subject.c_str(),
+                    d.value("since", "").c_str(),
+                    d.value("summary", "").c_str());
       out << line;
       // The scalar evidence on one line; nested evidence (per-PS shares)
       // is in the jobs section below and in the JSON.
@@ -156,6 +167,12 @@ std::string ReportText(const nlohmann::json& report) {
         out << "          -> " << r.get<std::string>() << "\n";
       }
     }
+  }
+  for (const auto& m : report.value("missing_nodes", nlohmann::json::array())) {
+    out << "\nWARNING: node " << m.value("node", "?")
+        << " sent no series since " << m.value("last_seen", "?")
+        << ": its agent is down or not scraped; its pods are judged on "
+           "partial data.\n";
   }
   out << "\nTraining jobs:\n";
   if (report["jobs"].empty()) out << "  (no training pods recognised)\n";

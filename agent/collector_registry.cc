@@ -29,6 +29,15 @@ FlowsOptions FlowsOptionsFrom(const AgentConfig& config) {
   return o;
 }
 
+NodeOptions NodeOptionsFrom(const AgentConfig& config) {
+  NodeOptions o;
+  o.interfaces = config.node_interface_list;
+  if (config.node_link_mbit > 0) {
+    o.link_speed_bytes_per_second = config.node_link_mbit * 1e6 / 8;
+  }
+  return o;
+}
+
 }  // namespace
 
 std::vector<CollectorPtr> MakeCollectors(const AgentConfig& config) {
@@ -41,7 +50,8 @@ std::vector<CollectorPtr> MakeCollectors(const AgentConfig& config) {
     collectors.push_back(std::make_unique<FlowsCollector>(
         FlowsOptionsFrom(config), config.host));
   }
-  collectors.push_back(std::make_unique<NodeCollector>(config.host));
+  collectors.push_back(
+      std::make_unique<NodeCollector>(config.host, NodeOptionsFrom(config)));
   collectors.push_back(
       std::make_unique<GpuCollector>(config.host, config.nvml_library));
   return collectors;

@@ -95,11 +95,15 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
                  "cluster: the service-account ca.crt)")
       ->envname("TRAINSCOPE_KUBE_CA_FILE");
   app.add_option("--peer-pods-selector", cfg.peer_pods_selector,
-                 "apiserver discovery: also list/watch the pods matching this "
-                 "label selector cluster-wide (e.g. "
-                 "'training.kubeflow.org/job-name'), only to name flow peers "
-                 "on other nodes; they get no pod series. \"\" = off")
-      ->envname("TRAINSCOPE_PEER_PODS_SELECTOR");
+                 "apiserver discovery: also list/watch the training pods of "
+                 "every node, only to name flow peers on other nodes (they "
+                 "get no pod series). 'auto': pods whose role label (each "
+                 "--role-labels role key) holds a known role; else label "
+                 "selectors separated by ';' (any matches); \"\": no label "
+                 "filter (every pod of --peer-pods-namespaces); 'off': no "
+                 "watch. Costs: docs/flows.md")
+      ->envname("TRAINSCOPE_PEER_PODS_SELECTOR")
+      ->capture_default_str();
   app.add_option("--peer-pods-namespaces", cfg.peer_pods_namespaces,
                  "apiserver discovery: comma-separated namespaces whose pods "
                  "name flow peers on other nodes (all their pods without "
@@ -141,6 +145,17 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
                  "Comma-separated interfaces for pcap mode (default: the "
                  "node's physical NICs; \"any\" captures all)")
       ->envname("TRAINSCOPE_PCAP_INTERFACES");
+  app.add_option("--node-interfaces", cfg.node_interfaces,
+                 "Comma-separated interfaces that are the node's link, for "
+                 "node traffic and network saturation (default: the NICs "
+                 "with a backing device; bonds, VLANs and bridges have none)")
+      ->envname("TRAINSCOPE_NODE_INTERFACES");
+  app.add_option("--node-link-mbit", cfg.node_link_mbit,
+                 "Capacity of the node's link in Mbit/s per direction, when "
+                 "the driver reports none or the link is shaped (cloud "
+                 "instance caps); 0 = the driver's speed")
+      ->envname("TRAINSCOPE_NODE_LINK_MBIT")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--training-ports", cfg.training_ports,
                  "Comma-separated training ports pcap mode captures (both "
                  "directions)")
@@ -211,14 +226,30 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
   if (cfg.flows_mode == "pcap" && cfg.training_port_list.empty()) {
     return fail("--training-ports: pcap mode needs at least one port");
   }
+  for (std::string_view rest = cfg.node_interfaces; !rest.empty();) {
+    const size_t comma = rest.find(',');
+    std::string item(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view()
+                                           : rest.substr(comma + 1);
+    std::erase_if(item, [](char c) { return c == ' '; });
+    if (item.empty()) continue;
+    if (item.size() >= 16 || item.find('/') != std::string::npos) {
+      return fail("--node-interfaces: \"" + item +
+                  "\" is not an interface name (at most 15 characters, no "
+                  "'/')");
+    }
+    cfg.node_interface_list.push_back(std::move(item));
+  }
   if (Status ns = ParseNamespaceList(cfg.peer_pods_namespaces,
                                      &cfg.peer_pods_namespace_list);
       !ns.ok()) {
     return fail("--peer-pods-namespaces: " + ns.message());
   }
-  if ((!cfg.peer_pods_selector.empty() ||
-       !cfg.peer_pods_namespace_list.empty()) &&
-      cfg.discovery_mode != "apiserver") {
+  const bool explicit_peers =
+      (!cfg.peer_pods_selector.empty() && cfg.peer_pods_selector != "auto" &&
+       cfg.peer_pods_selector != "off") ||
+      !cfg.peer_pods_namespace_list.empty();
+  if (explicit_peers && cfg.discovery_mode != "apiserver") {
     return fail(
         "--peer-pods-selector/--peer-pods-namespaces need --discovery "
         "apiserver");

@@ -21,9 +21,10 @@ struct AgentConfig {
   std::string kube_api;
   std::string kube_token_file;
   std::string kube_ca_file;
-  // Peer-pod watch (apiserver discovery): a label selector and/or a comma
-  // list of namespaces; both empty = off.
-  std::string peer_pods_selector;
+  // Peer-pod watch (apiserver discovery): label selectors (';' = or; "auto"
+  // = from the role labels, "off"/"" = none) and/or a comma list of
+  // namespaces.
+  std::string peer_pods_selector = "auto";
   std::string peer_pods_namespaces;
   std::vector<std::string> peer_pods_namespace_list;
   std::string role_labels;  // "job_key,role_key,index_key;..."; "" = default
@@ -38,6 +39,12 @@ struct AgentConfig {
   uint32_t flow_map_entries = 65536;
   int pcap_buffer_bytes = 32 << 20;
   std::string cgroup2_path;  // "" = found under --cgroup-root
+  // The node's uplink: interfaces whose counters are the node's link
+  // ("" = the NICs with a backing device) and its capacity (0 = the speed
+  // the driver reports).
+  std::string node_interfaces;
+  std::vector<std::string> node_interface_list;
+  double node_link_mbit = 0;
 };
 
 // Exit code for the caller when parsing ends the program (--help, --version

@@ -9,9 +9,12 @@ namespace {
 // the diagnosis window reads (pod-level samples, peer traffic, GPU, node),
 // without the per-container samples, PIDs and cgroup paths, which only the
 // newest snapshot's exposition uses. With 110 pods that is most of a
-// snapshot's size, times the history length.
+// snapshot's size, times the history length. The peer pods (thousands in a
+// large cluster, a new list whenever one changes) are only read from the
+// newest snapshot too.
 std::shared_ptr<const Snapshot> WithoutContainerDetail(const Snapshot& full) {
   auto slim = std::make_shared<Snapshot>(full);
+  slim->peer_pods = nullptr;
   for (auto& [uid, sample] : slim->pod_samples) {
     // Assigning fresh objects releases the memory; clear() would keep it.
     sample.containers = std::vector<ContainerSample>();

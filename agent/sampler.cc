@@ -62,8 +62,8 @@ std::shared_ptr<const Snapshot> Sampler::RunOnce() {
   snapshot->taken_at = std::chrono::system_clock::now();
   snapshot->sequence = ++sequence_;
   snapshot->pods = pods_.Get();
-  CollectContext ctx{host_, snapshot->pods,
-                     peer_pods_ ? peer_pods_->Get() : nullptr};
+  if (peer_pods_) snapshot->peer_pods = peer_pods_->Get();
+  CollectContext ctx{host_, snapshot->pods, snapshot->peer_pods};
   for (auto& collector : collectors_) {
     CollectorRun run;
     run.name = std::string(collector->name());

@@ -180,7 +180,7 @@ function trainingJob() {
     table("Active diagnoses",
       "Diagnoses the agents hold now (trainscope_diagnosis_active); details and recommendations: the agent's /api/v1/report or `trainscope report --prometheus`.",
       { h: 8, w: 24, x: 0, y: 45 },
-      [tableTarget(`max by (kind, severity, namespace, training_job, pod) (trainscope_diagnosis_active${j})`)], "none",
+      [tableTarget(`max by (kind, severity, namespace, training_job, pod, node) (trainscope_diagnosis_active${j})`)], "none",
       { Time: true, Value: true }),
   ];
   return dashboard("trainscope-training-job", "Trainscope / Training job",

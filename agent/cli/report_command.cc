@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cmath>
 #include <iostream>
 
 #include "api_views.h"
@@ -13,6 +14,7 @@
 #include "cli/report_http.h"
 #include "cli/report_prometheus.h"
 #include "diagnosis/analysis.h"
+#include "trainscope/time_format.h"
 
 namespace trainscope {
 namespace {
@@ -128,6 +130,24 @@ int PrometheusReport(const ReportFlags& flags) {
     shares.push_back(std::move(s));
   }
   SetPsTrafficShares(report, shares);
+  // Two steps without a sample: the agent is down or unreachable, so its
+  // pods are judged on what it sent before (a scrape may lag one step).
+  const double grace = std::max(2 * flags.step_seconds, 30.0);
+  report["missing_nodes"] = nlohmann::json::array();
+  for (const auto& m : cli::MissingNodes(results["node_cpus"], end, grace)) {
+    std::cerr << "trainscope report: node " << m.node
+              << " has sent no series for "
+              << static_cast<int>(end - m.last_seen)
+              << " s (agent down or not scraped): its pods are judged on "
+                 "partial data\n";
+    report["missing_nodes"].push_back(
+        {{"node", m.node},
+         {"last_seen",
+          Rfc3339(std::chrono::system_clock::time_point(
+              std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                  std::chrono::duration<double>(m.last_seen))))},
+         {"seconds_since", std::round(end - m.last_seen)}});
+  }
   report["source"] = {{"prometheus", flags.prometheus},
                       {"range_seconds", flags.range_seconds},
                       {"step_seconds", flags.step_seconds},

@@ -247,6 +247,26 @@ Status WindowFromMatrices(const std::map<std::string, nlohmann::json>& results,
   return Status::Ok();
 }
 
+std::vector<MissingNode> MissingNodes(const nlohmann::json& node_series,
+                                      double end, double grace_seconds) {
+  std::map<std::string, double> last;
+  if (!node_series.is_array()) return {};
+  for (const auto& series : node_series) {
+    const auto metric = series.value("metric", nlohmann::json::object());
+    const std::string node = Label(metric, "node");
+    if (node.empty()) continue;
+    double& newest = last.try_emplace(node, 0.0).first->second;
+    (void)ForEachSample("node_cpus", series, [&newest](double t, double) {
+      newest = std::max(newest, t);
+    });
+  }
+  std::vector<MissingNode> out;
+  for (const auto& [node, t] : last) {
+    if (t < end - grace_seconds) out.push_back({node, t});
+  }
+  return out;
+}
+
 PodList PodsOfWindow(const Window& window) {
   PodList pods;
   for (const auto& [key, t] : window.pods) {

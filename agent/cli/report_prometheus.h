@@ -28,6 +28,18 @@ std::vector<PromQuery> ClusterQueries(const std::string& namespace_name,
 Status WindowFromMatrices(const std::map<std::string, nlohmann::json>& results,
                           diagnosis::Window* window);
 
+// A node whose agent stopped reporting: its series end before the range
+// does (Prometheus marks a dead target's series stale at once).
+struct MissingNode {
+  std::string node;
+  double last_seen = 0;  // unix seconds of its last sample
+};
+
+// Nodes with agent series in the range whose newest sample is older than
+// `end - grace_seconds`, from the "node_cpus" matrix (one series per agent).
+std::vector<MissingNode> MissingNodes(const nlohmann::json& node_series,
+                                      double end, double grace_seconds);
+
 // The pods the window knows, as the report's job summary wants them.
 PodList PodsOfWindow(const diagnosis::Window& window);
 

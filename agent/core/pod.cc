@@ -38,6 +38,16 @@ std::optional<Role> ParseRole(std::string_view text) {
   return std::nullopt;
 }
 
+std::vector<std::string_view> RoleLabelValues() {
+  std::vector<std::string_view> out;
+  for (Role r : {Role::kPs, Role::kWorker, Role::kChief, Role::kMaster,
+                 Role::kEvaluator}) {
+    out.push_back(RoleName(r));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 PodTable::PodTable() : pods_(std::make_shared<const PodList>()) {}
 
 void PodTable::Replace(PodList pods) {

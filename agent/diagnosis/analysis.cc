@@ -31,6 +31,7 @@ Window Slice(const Window& window, double from, double to) {
   Window out;
   out.peer_roles = window.peer_roles;
   out.nodes = window.nodes;
+  out.job_ps = window.job_ps;
   for (const auto& [key, timeline] : window.pods) {
     PodTimeline t;
     t.meta = timeline.meta;

@@ -74,6 +74,7 @@ Diagnosis NewDiagnosis(std::string_view kind, Severity severity,
   d.namespace_name = meta.namespace_name;
   d.training_job = meta.training_job;
   d.pod = meta.pod;
+  d.node = meta.node;
   return d;
 }
 

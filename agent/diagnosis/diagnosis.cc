@@ -4,6 +4,8 @@
 
 namespace trainscope::diagnosis {
 std::string DiagnosisKey(const Diagnosis& d) {
+  // A node-level diagnosis has no pod: its node tells it apart.
+  if (d.pod.empty()) return d.kind + "|" + d.namespace_name + "||" + d.node;
   return d.kind + "|" + d.namespace_name + "|" + d.pod;
 }
 
@@ -13,6 +15,7 @@ nlohmann::json DiagnosisJson(const Diagnosis& d) {
           {"namespace", d.namespace_name},
           {"training_job", d.training_job},
           {"pod", d.pod},
+          {"node", d.node},
           {"since", Rfc3339(d.since)},
           {"summary", d.summary},
           {"evidence", d.evidence},

@@ -29,6 +29,9 @@ struct Diagnosis {
   std::string namespace_name;
   std::string training_job;
   std::string pod;
+  // The pod's node, or for a node-level diagnosis (pod empty) the node
+  // itself.
+  std::string node;
   // When the diagnosis entered (set by the engine, not by detectors).
   std::chrono::system_clock::time_point since{};
   std::string summary;

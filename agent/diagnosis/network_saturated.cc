@@ -3,12 +3,16 @@
 // link that counts when it is the smaller one.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <set>
+
 #include "diagnosis/detectors.h"
 
 namespace trainscope::diagnosis {
+namespace {
 
-void DetectNetworkSaturated(const DetectorInput& in, const NetworkSettings& s,
-                            std::vector<Finding>& out) {
+void DetectPodLinks(const DetectorInput& in, const NetworkSettings& s,
+                    std::vector<Finding>& out) {
   for (const auto& [key, pod] : in.recent.pods) {
     // One finding per pod: the fuller direction speaks for the link.
     std::optional<LinkUse> worst;
@@ -58,6 +62,133 @@ void DetectNetworkSaturated(const DetectorInput& in, const NetworkSettings& s,
         "compression or fp16 gradients, and partitioned variables so the "
         "traffic spreads over all PS links.");
     out.push_back(std::move(f));
+  }
+}
+
+// What one pod puts on its node's link in one direction: its traffic with
+// peers that are not on the node when its peers are known, else its whole
+// rate, capped by the link's.
+double OnLinkRate(const WindowStats& stats, const PodStats& pod, bool receive,
+                  double node_rate) {
+  if (!pod.peer_rates.empty()) {
+    double remote = 0;
+    for (const auto& [peer, rate] : pod.peer_rates) {
+      auto it = stats.pods.find(peer);
+      if (it != stats.pods.end() && it->second.meta.node == pod.meta.node) {
+        continue;  // same node: never crosses the link
+      }
+      remote += receive ? rate.receive_bytes : rate.transmit_bytes;
+    }
+    return std::min(remote, node_rate);
+  }
+  const auto& own =
+      receive ? pod.receive_bytes_per_second : pod.transmit_bytes_per_second;
+  return std::min(own.value_or(0), node_rate);
+}
+
+struct PodOnLink {
+  const PodStats* pod;
+  double bytes_per_second;
+};
+
+// The node's link is full but no pod alone fills it (that is the pod-level
+// finding): name the node and the pods that share it.
+void DetectNodeLink(const DetectorInput& in, const NetworkSettings& s,
+                    const std::string& node, const NodeStats& link,
+                    std::vector<Finding>& out) {
+  const double speed = link.nic_speed_bytes_per_second.value_or(0);
+  if (speed <= 0) return;
+  std::optional<double> worst_rate;
+  bool receive = false;
+  for (bool rx : {true, false}) {
+    const auto& rate =
+        rx ? link.receive_bytes_per_second : link.transmit_bytes_per_second;
+    if (rate && (!worst_rate || *rate > *worst_rate)) {
+      worst_rate = rate;
+      receive = rx;
+    }
+  }
+  if (!worst_rate) return;
+  const double ratio = *worst_rate / speed;
+  if (ratio < s.exit_ratio) return;
+  std::vector<PodOnLink> pods;
+  for (const auto& [key, pod] : in.recent.pods) {
+    if (pod.meta.node != node) continue;
+    if (auto use = LinkUtilization(pod, receive);
+        use && !use->shaped && use->ratio >= s.enter_ratio) {
+      return;  // one pod fills the link: its own finding says it
+    }
+    const double rate = OnLinkRate(in.recent, pod, receive, *worst_rate);
+    if (rate > 0) pods.push_back({&pod, rate});
+  }
+  std::sort(pods.begin(), pods.end(), [](const auto& a, const auto& b) {
+    return a.bytes_per_second > b.bytes_per_second;
+  });
+  if (pods.size() > s.node_pods_listed) pods.resize(s.node_pods_listed);
+
+  Finding f;
+  f.level =
+      ratio >= s.enter_ratio ? Finding::Level::kEnter : Finding::Level::kHold;
+  Diagnosis& d = f.diagnosis;
+  d.kind = std::string(kNetworkSaturated);
+  d.severity =
+      ratio >= s.critical_ratio ? Severity::kCritical : Severity::kWarning;
+  d.node = node;
+  // One job filling the link owns the diagnosis; several share it.
+  std::set<std::pair<std::string, std::string>> jobs;
+  for (const auto& p : pods) {
+    jobs.insert({p.pod->meta.namespace_name, p.pod->meta.training_job});
+  }
+  if (jobs.size() == 1) {
+    d.namespace_name = jobs.begin()->first;
+    d.training_job = jobs.begin()->second;
+  }
+  const char* direction = receive ? "receive" : "transmit";
+  nlohmann::json listed = nlohmann::json::array();
+  std::string names;
+  for (const auto& p : pods) {
+    listed.push_back({{"namespace", p.pod->meta.namespace_name},
+                      {"pod", p.pod->meta.pod},
+                      {"training_job", p.pod->meta.training_job},
+                      {"bytes_per_second", Round4(p.bytes_per_second)},
+                      {"link_share", Round4(p.bytes_per_second / speed)}});
+    if (!names.empty()) names += ", ";
+    names += fmt::format("{} ({:.0f}%)", p.pod->meta.pod,
+                         p.bytes_per_second / speed * 100);
+  }
+  d.evidence = {{"scope", "node"},
+                {"direction", direction},
+                {"bytes_per_second", Round4(*worst_rate)},
+                {"capacity_bytes_per_second", Round4(speed)},
+                {"utilization_ratio", Round4(ratio)},
+                {"capacity_source", "node_nic"},
+                {"pods", listed}};
+  d.summary = fmt::format(
+      "Node {}'s link {}s {:.1f} Mbit/s, {:.0f}% of its {:.0f} Mbit/s, "
+      "filled by several pods{}{}.",
+      node, direction, *worst_rate * 8 / 1e6, ratio * 100, speed * 8 / 1e6,
+      names.empty() ? "" : ": ", names);
+  d.recommendations.push_back(fmt::format(
+      "Spread the pods that share {}'s link over more nodes "
+      "(topologySpreadConstraints or pod anti-affinity on "
+      "kubernetes.io/hostname), PS of one job on different nodes first.",
+      node));
+  d.recommendations.push_back(
+      "Partition large variables over all PS so no node carries most of "
+      "the job's PS traffic; cut bytes per step (fp16 or compressed "
+      "gradients, larger batches).");
+  d.recommendations.push_back(
+      "Use faster NICs (10/25 GbE) for nodes that host parameter servers.");
+  out.push_back(std::move(f));
+}
+
+}  // namespace
+
+void DetectNetworkSaturated(const DetectorInput& in, const NetworkSettings& s,
+                            std::vector<Finding>& out) {
+  DetectPodLinks(in, s, out);
+  for (const auto& [node, link] : in.recent.nodes) {
+    DetectNodeLink(in, s, node, link, out);
   }
 }
 

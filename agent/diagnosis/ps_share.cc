@@ -72,6 +72,15 @@ std::vector<JobTraffic> ComputeJobTraffic(const WindowStats& stats) {
   }
   std::vector<JobTraffic> out;
   for (auto& [id, job] : jobs) {
+    // PS of the job on other nodes, from the pod lists: the job's PS count
+    // is the roster's, not only the PS this node happened to see.
+    if (auto it = stats.job_ps.find(PodKey(id.first, id.second));
+        it != stats.job_ps.end()) {
+      std::set<std::string> known(job.ps.begin(), job.ps.end());
+      for (const auto& ps : it->second) {
+        if (known.insert(ps).second) job.ps.push_back(ps);
+      }
+    }
     std::map<std::string, double>* source = nullptr;
     if (auto it = from_workers.find(id); it != from_workers.end()) {
       source = &it->second;

@@ -70,6 +70,8 @@ struct NetworkSettings {
   double enter_ratio = 0.8;  // of capacity, per direction
   double exit_ratio = 0.7;
   double critical_ratio = 0.95;
+  // Pods named in a node-level finding, fullest first.
+  size_t node_pods_listed = 5;
 };
 
 struct MemorySettings {

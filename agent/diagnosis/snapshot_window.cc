@@ -78,6 +78,19 @@ void AddGpuUsage(const Snapshot& snap, std::map<std::string, PodPoint>& pts,
   }
 }
 
+// The PS of every job, from the node's pods and the peer pods of all nodes.
+JobRoster RosterOf(const Snapshot& snap) {
+  JobRoster roster;
+  for (const auto* list : {snap.pods.get(), snap.peer_pods.get()}) {
+    if (!list) continue;
+    for (const auto& pod : *list) {
+      if (pod.role != Role::kPs || pod.training_job.empty()) continue;
+      roster[PodKey(pod.namespace_name, pod.training_job)].insert(pod.name);
+    }
+  }
+  return roster;
+}
+
 double SecondsOf(const Snapshot& snap) {
   return std::chrono::duration<double>(snap.taken_at.time_since_epoch())
       .count();
@@ -122,6 +135,7 @@ void AppendSnapshot(const Snapshot& snap, const std::string& node, Window& w,
   }
   AddGpuUsage(snap, points, keys);
   for (auto& [key, p] : points) w.pods[key].points.push_back(std::move(p));
+  w.job_ps = RosterOf(snap);
 
   NodeMeta meta;
   if (snap.node.cpu_count) meta.cpu_count = *snap.node.cpu_count;

@@ -105,6 +105,7 @@ std::optional<double> GaugeLast(const std::vector<PodPoint>& points,
 WindowStats ComputeStats(const Window& window) {
   WindowStats stats;
   stats.peer_roles = window.peer_roles;
+  stats.job_ps = window.job_ps;
   for (const auto& [key, timeline] : window.pods) {
     const auto& pts = timeline.points;
     PodStats s;
@@ -165,6 +166,17 @@ WindowStats ComputeStats(const Window& window) {
     }
     stats.pods.emplace(key, std::move(s));
   }
+  for (const auto& [name, meta] : window.nodes) {
+    NodeStats& n = stats.nodes[name];
+    n.nic_speed_bytes_per_second = meta.nic_speed_bytes_per_second;
+    if (auto np = window.node_points.find(name);
+        np != window.node_points.end()) {
+      n.receive_bytes_per_second =
+          NodeRate(np->second, &NodePoint::receive_bytes);
+      n.transmit_bytes_per_second =
+          NodeRate(np->second, &NodePoint::transmit_bytes);
+    }
+  }
   return stats;
 }
 
@@ -176,6 +188,7 @@ Window Tail(const Window& window, size_t count) {
   Window out;
   out.peer_roles = window.peer_roles;
   out.nodes = window.nodes;
+  out.job_ps = window.job_ps;
   if (times.empty() || count == 0) return out;
   auto cut_it = times.end();
   for (size_t i = 0; i < count && cut_it != times.begin(); ++i) --cut_it;

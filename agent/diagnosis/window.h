@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -87,8 +88,14 @@ struct PodTimeline {
   bool operator==(const PodTimeline&) const = default;
 };
 
+// "namespace/training_job" -> the names of the job's PS.
+using JobRoster = std::map<std::string, std::set<std::string>>;
+
 struct Window {
   std::map<std::string, PodTimeline> pods;  // by "namespace/pod"
+  // Every PS of each job the pod lists know, on any node (the newest
+  // lists): a PS that no local worker reached still counts towards the job.
+  JobRoster job_ps;
   // Roles of peers (known pods or not): a remote PS is a PS.
   std::map<std::string, Role> peer_roles;
   std::map<std::string, NodeMeta> nodes;
@@ -126,9 +133,18 @@ struct PodStats {
   std::map<std::string, PeerCounters> peer_rates;  // bytes/s by peer
 };
 
+// One node's link over a window (the NICs the node collector counts).
+struct NodeStats {
+  std::optional<double> nic_speed_bytes_per_second;
+  std::optional<double> receive_bytes_per_second;
+  std::optional<double> transmit_bytes_per_second;
+};
+
 struct WindowStats {
   std::map<std::string, PodStats> pods;
   std::map<std::string, Role> peer_roles;
+  std::map<std::string, NodeStats> nodes;  // by node name
+  JobRoster job_ps;
 };
 
 // Per-second increase of a counter over the points: the sum of increases

@@ -197,11 +197,31 @@ void ApiServerSource::Publish() {
   PodList pods;
   pods.reserve(pods_.size());
   for (const auto& [uid, pod] : pods_) pods.push_back(pod);
-  sink_(PreparePodsForPublish(std::move(pods), options_.label_schemes));
+  if (options_.identity_only) {
+    // Identity was inferred on arrival, before the labels were dropped.
+    sink_(SortPods(DropFinishedPods(std::move(pods))));
+  } else {
+    sink_(PreparePodsForPublish(std::move(pods), options_.label_schemes));
+  }
 }
 
-Status ApiServerSource::List() {
-  const std::string path = PodsPath(endpoint_, query_, "");
+void ApiServerSource::Ingest(PodInfo* pod) const {
+  if (!options_.identity_only) return;
+  ApplyTrainingIdentity(options_.label_schemes, pod);
+  KeepIdentityOnly(pod);
+}
+
+Status ApiServerSource::ListPage(const std::string& continue_token,
+                                 PodList* pods, std::string* resource_version,
+                                 std::string* next) {
+  std::string query;
+  if (options_.list_page_size > 0) {
+    query = "limit=" + std::to_string(options_.list_page_size);
+    if (!continue_token.empty()) {
+      query += "&continue=" + UrlEncode(continue_token);
+    }
+  }
+  const std::string path = PodsPath(endpoint_, query_, query);
   const std::string what = "list GET " + options_.api_url + path;
   std::string auth;
   if (Status st = AuthHeader(&auth); !st.ok())
@@ -218,17 +238,39 @@ Status ApiServerSource::List() {
     return Status::Error(what + ": HTTP " + std::to_string(res->status) + ": " +
                          Excerpt(res->body));
   }
-  PodList pods;
-  std::string rv;
-  if (Status st = ParsePodList(res->body, &pods, &rv); !st.ok()) {
+  if (Status st = ParsePodList(res->body, pods, resource_version, next);
+      !st.ok()) {
     return Status::Error(what + ": " + st.message() +
                          "; body starts: " + Excerpt(res->body));
   }
-  pods_.clear();
-  for (auto& pod : pods) {
-    std::string uid = pod.uid;
-    pods_.emplace(std::move(uid), std::move(pod));
-  }
+  return Status::Ok();
+}
+
+Status ApiServerSource::List() {
+  // Pages of one list share one resourceVersion: the first page's, which
+  // is where the watch resumes. A continue token that expired (410) fails
+  // the list; the retry starts again from the first page.
+  std::map<std::string, PodInfo> listed;
+  std::string rv, continue_token;
+  bool first_page = true;
+  do {
+    PodList page;
+    std::string page_rv, next;
+    if (Status st = ListPage(continue_token, &page, &page_rv, &next);
+        !st.ok()) {
+      return st;
+    }
+    if (stop_.requested()) return Status::Ok();
+    if (first_page) rv = page_rv;
+    first_page = false;
+    for (auto& pod : page) {
+      Ingest(&pod);
+      std::string uid = pod.uid;
+      listed.insert_or_assign(std::move(uid), std::move(pod));
+    }
+    continue_token = std::move(next);
+  } while (!continue_token.empty());
+  pods_ = std::move(listed);
   resource_version_ = rv;
   Publish();
   {
@@ -276,6 +318,7 @@ Status ApiServerSource::ApplyEvent(std::string_view line, bool* gone) {
   if (Status st = ParsePod(event.object, &pod); !st.ok()) {
     return Status::Error("watch event " + event.type + ": " + st.message());
   }
+  Ingest(&pod);
   if (event.type == "DELETED") {
     pods_.erase(pod.uid);
   } else {

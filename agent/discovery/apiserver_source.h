@@ -32,6 +32,13 @@ struct ApiServerSourceOptions {
   std::string label_selector;
   // Names the watch in logs: "pods", "peer pods".
   std::string log_name = "pods";
+  // Keep only what names a pod (identity, IPs, node, training identity),
+  // inferred as each pod arrives: the peer-pod watch holds thousands of
+  // pods of other nodes and needs nothing else of them.
+  bool identity_only = false;
+  // Pods per list page (limit/continue), so a cluster-wide list never
+  // arrives as one huge answer; 0 = one page.
+  int list_page_size = 500;
   std::vector<LabelScheme> label_schemes = DefaultLabelSchemes();
   std::chrono::milliseconds backoff_initial{500};
   std::chrono::milliseconds backoff_max{30000};
@@ -66,6 +73,10 @@ class ApiServerSource : public PodSource {
   void Run();
   void RunOnce(bool* need_list, std::chrono::milliseconds* backoff);
   Status List();
+  Status ListPage(const std::string& continue_token, PodList* pods,
+                  std::string* resource_version, std::string* next);
+  // Infers and slims a pod as it arrives (identity_only).
+  void Ingest(PodInfo* pod) const;
   WatchEnd Watch(Status* error);
   Status ApplyEvent(std::string_view line, bool* gone);
   void Publish();

@@ -27,18 +27,54 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
-std::vector<PodsQuery> PeerPodQueries(
-    const std::string& label_selector,
-    const std::vector<std::string>& namespaces) {
-  std::vector<PodsQuery> out;
-  if (namespaces.empty()) {
-    if (!label_selector.empty()) out.push_back({"", "", label_selector});
-    return out;
+std::string ResolvePeerPodSelectors(std::string_view text,
+                                    const std::vector<LabelScheme>& schemes) {
+  text = Trim(text);
+  if (text != kAutoPeerSelector) return std::string(text);
+  std::string values;
+  for (std::string_view v : RoleLabelValues()) {
+    if (!values.empty()) values += ",";
+    values += v;
   }
+  std::string out;
+  std::set<std::string> keys;
+  for (const auto& scheme : schemes) {
+    if (scheme.role_key.empty() || !keys.insert(scheme.role_key).second) {
+      continue;
+    }
+    if (!out.empty()) out += ";";
+    out += scheme.role_key + " in (" + values + ")";
+  }
+  return out;
+}
+
+std::vector<PodsQuery> PeerPodQueries(
+    const std::string& label_selectors,
+    const std::vector<std::string>& namespaces) {
+  std::vector<std::string> selectors;
+  std::set<std::string> seen_selectors;
+  for (std::string_view rest = label_selectors; !rest.empty();) {
+    const size_t semi = rest.find(';');
+    std::string item(Trim(rest.substr(0, semi)));
+    rest = semi == std::string_view::npos ? std::string_view()
+                                          : rest.substr(semi + 1);
+    if (!item.empty() && seen_selectors.insert(item).second) {
+      selectors.push_back(std::move(item));
+    }
+  }
+  std::vector<std::string> scopes;  // namespaces; "" = cluster-wide
   std::set<std::string> seen;
   for (const auto& ns : namespaces) {
-    if (ns.empty() || !seen.insert(ns).second) continue;
-    out.push_back({"", ns, label_selector});
+    if (!ns.empty() && seen.insert(ns).second) scopes.push_back(ns);
+  }
+  std::vector<PodsQuery> out;
+  if (scopes.empty()) {
+    for (const auto& sel : selectors) out.push_back({"", "", sel});
+    return out;
+  }
+  if (selectors.empty()) selectors.push_back("");
+  for (const auto& ns : scopes) {
+    for (const auto& sel : selectors) out.push_back({"", ns, sel});
   }
   return out;
 }
@@ -71,6 +107,7 @@ PeerPodSource::PeerPodSource(const ApiServerSourceOptions& base,
     o.namespace_name = queries[i].namespace_name;
     o.label_selector = queries[i].label_selector;
     o.log_name = "peer pods";
+    o.identity_only = true;
     sources_.push_back(std::make_unique<ApiServerSource>(
         std::move(o), [this, i](PodList pods) { Merge(i, std::move(pods)); }));
   }

@@ -14,13 +14,27 @@
 
 namespace trainscope {
 
-// The list/watch queries of the peer-pod watch: with a label selector, the
-// matching pods cluster-wide (or in each namespace when namespaces are given
-// too, for agents whose RBAC is namespace-scoped); without one, every pod of
-// each namespace. None when both are empty (the watch is off). Duplicate
-// namespaces are asked once.
+// The --peer-pods-selector value that derives the selectors from the role
+// label schemes (the default).
+inline constexpr std::string_view kAutoPeerSelector = "auto";
+
+// "auto" -> one set-based selector per distinct role label key of the
+// schemes, naming every known role value
+// ("training.kubeflow.org/replica-type in (chief,evaluator,master,ps,worker)");
+// anything else ("" = no label restriction) is returned as given. "off"
+// (no watch at all) is the factory's to handle.
+std::string ResolvePeerPodSelectors(std::string_view text,
+                                    const std::vector<LabelScheme>& schemes);
+
+// The list/watch queries of the peer-pod watch. `label_selectors` holds
+// Kubernetes label selectors separated by ';' (a pod matching any of them is
+// a peer; commas inside one selector AND its terms, as in Kubernetes). With
+// selectors, the matching pods cluster-wide (or in each namespace when
+// namespaces are given too, for agents whose RBAC is namespace-scoped);
+// without, every pod of each namespace. None when both are empty (the watch
+// is off). Duplicates are asked once.
 std::vector<PodsQuery> PeerPodQueries(
-    const std::string& label_selector,
+    const std::string& label_selectors,
     const std::vector<std::string>& namespaces);
 
 // "ns1, ns2" -> {"ns1", "ns2"}; empty items are skipped. Each name must be a

@@ -364,18 +364,24 @@ Status ParsePod(const nlohmann::json& pod, PodInfo* out) {
 }
 
 Status ParsePodListJson(const nlohmann::json& list, PodList* out,
-                        std::string* resource_version) {
+                        std::string* resource_version,
+                        std::string* continue_token) {
   out->clear();
   if (!list.is_object()) {
     return Status::Error(TypeError("PodList", "object", list));
   }
   std::string error;
-  if (resource_version != nullptr) {
-    resource_version->clear();
+  if (resource_version != nullptr || continue_token != nullptr) {
+    std::string ignored_rv, ignored_continue;
+    std::string* rv = resource_version ? resource_version : &ignored_rv;
+    std::string* next = continue_token ? continue_token : &ignored_continue;
+    rv->clear();
+    next->clear();
     const json* meta = nullptr;
     if (!OptObject(list, "metadata", "", &meta, &error) ||
-        (meta != nullptr && !OptString(*meta, "resourceVersion", "metadata",
-                                       resource_version, &error))) {
+        (meta != nullptr &&
+         (!OptString(*meta, "resourceVersion", "metadata", rv, &error) ||
+          !OptString(*meta, "continue", "metadata", next, &error)))) {
       return Status::Error("PodList " + error);
     }
   }
@@ -398,7 +404,8 @@ Status ParsePodListJson(const nlohmann::json& list, PodList* out,
 }
 
 Status ParsePodList(std::string_view body, PodList* out,
-                    std::string* resource_version) {
+                    std::string* resource_version,
+                    std::string* continue_token) {
   out->clear();
   json list;
   try {
@@ -406,7 +413,7 @@ Status ParsePodList(std::string_view body, PodList* out,
   } catch (const json::parse_error& e) {
     return Status::Error(std::string("PodList: malformed JSON: ") + e.what());
   }
-  return ParsePodListJson(list, out, resource_version);
+  return ParsePodListJson(list, out, resource_version, continue_token);
 }
 
 }  // namespace trainscope

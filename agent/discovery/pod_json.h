@@ -23,10 +23,14 @@ Status ParsePod(const nlohmann::json& pod, PodInfo* out);
 // A PodList (the body of GET /api/v1/pods, or a pod file). Any bad item
 // fails the whole list, naming the item index, so a half-parsed list never
 // replaces a good one. resource_version may be null.
+// `continue_token` (optional) receives metadata.continue: "" on the last
+// page of a paginated list (limit=N).
 Status ParsePodList(std::string_view body, PodList* out,
-                    std::string* resource_version);
+                    std::string* resource_version,
+                    std::string* continue_token = nullptr);
 Status ParsePodListJson(const nlohmann::json& list, PodList* out,
-                        std::string* resource_version);
+                        std::string* resource_version,
+                        std::string* continue_token = nullptr);
 
 // "containerd://abc" -> {"containerd", "abc"}; a bare id has no runtime.
 // CRI-O reports "cri-o://".

@@ -94,8 +94,15 @@ std::unique_ptr<PodSource> MakePeerPodSource(const DiscoveryConfig& config,
                                              PodTable& table, Status* error,
                                              const EnvLookup& env) {
   *error = Status::Ok();
-  std::vector<PodsQuery> queries =
-      PeerPodQueries(config.peer_pods_selector, config.peer_pods_namespaces);
+  if (config.peer_pods_selector == "off") return nullptr;
+  const bool automatic = config.peer_pods_selector == kAutoPeerSelector &&
+                         config.peer_pods_namespaces.empty();
+  // Only the API server knows pods of other nodes; the default quietly
+  // does nothing in the other modes, an explicit request is an error.
+  if (automatic && config.mode != "apiserver") return nullptr;
+  std::vector<PodsQuery> queries = PeerPodQueries(
+      ResolvePeerPodSelectors(config.peer_pods_selector, config.label_schemes),
+      config.peer_pods_namespaces);
   if (queries.empty()) return nullptr;
   if (config.mode != "apiserver") {
     *error = Status::Error(

@@ -244,19 +244,44 @@ void ApplyTrainingIdentity(const std::vector<LabelScheme>& schemes,
   pod->replica_index = id.index;
 }
 
-PodList PreparePodsForPublish(PodList pods,
-                              const std::vector<LabelScheme>& schemes) {
+PodList DropFinishedPods(PodList pods) {
   // Finished pods keep no processes or cgroups; sampling them only produces
   // stale series.
   std::erase_if(pods, [](const PodInfo& p) {
     return p.phase == "Succeeded" || p.phase == "Failed";
   });
-  for (auto& pod : pods) ApplyTrainingIdentity(schemes, &pod);
+  return pods;
+}
+
+PodList SortPods(PodList pods) {
   std::sort(pods.begin(), pods.end(), [](const PodInfo& a, const PodInfo& b) {
     return std::tie(a.namespace_name, a.name, a.uid) <
            std::tie(b.namespace_name, b.name, b.uid);
   });
   return pods;
+}
+
+PodList PreparePodsForPublish(PodList pods,
+                              const std::vector<LabelScheme>& schemes) {
+  pods = DropFinishedPods(std::move(pods));
+  for (auto& pod : pods) ApplyTrainingIdentity(schemes, &pod);
+  return SortPods(std::move(pods));
+}
+
+void KeepIdentityOnly(PodInfo* pod) {
+  PodInfo slim;
+  slim.uid = std::move(pod->uid);
+  slim.namespace_name = std::move(pod->namespace_name);
+  slim.name = std::move(pod->name);
+  slim.node = std::move(pod->node);
+  slim.phase = std::move(pod->phase);
+  slim.pod_ip = std::move(pod->pod_ip);
+  slim.pod_ips = std::move(pod->pod_ips);
+  slim.host_network = pod->host_network;
+  slim.training_job = std::move(pod->training_job);
+  slim.role = pod->role;
+  slim.replica_index = pod->replica_index;
+  *pod = std::move(slim);
 }
 
 }  // namespace trainscope

@@ -61,5 +61,12 @@ void ApplyTrainingIdentity(const std::vector<LabelScheme>& schemes,
 // name so consumers see a stable order.
 PodList PreparePodsForPublish(PodList pods,
                               const std::vector<LabelScheme>& schemes);
+// Its steps, for sources that infer identity as pods arrive.
+PodList DropFinishedPods(PodList pods);
+PodList SortPods(PodList pods);
+// Drops what only the node's own pods need (labels, annotations, containers,
+// TF_CONFIG, limits), keeping what names a peer: uid, namespace, name, node,
+// phase, IPs, hostNetwork and the training identity.
+void KeepIdentityOnly(PodInfo* pod);
 
 }  // namespace trainscope

@@ -11,8 +11,9 @@ void AppendDiagnosisFamilies(const ExportContext& ctx,
                              std::vector<prometheus::MetricFamily>& out) {
   FamilyBuilder diagnoses(
       "trainscope_diagnosis_active",
-      "1 while the diagnosis (kind, severity) is active for the pod; the "
-      "series disappears when it clears. Details: /api/v1/report.",
+      "1 while the diagnosis (kind, severity) is active for the pod (or, "
+      "with pod=\"\", for the node); the series disappears when it clears. "
+      "Details: /api/v1/report.",
       prometheus::MetricType::Gauge);
   for (const auto& d : active) {
     diagnoses.Add(
@@ -20,7 +21,8 @@ void AppendDiagnosisFamilies(const ExportContext& ctx,
          {"severity", std::string(diagnosis::SeverityName(d.severity))},
          {"namespace", d.namespace_name},
          {"training_job", d.training_job},
-         {"pod", d.pod}},
+         {"pod", d.pod},
+         {"node", d.node}},
         1.0);
   }
   diagnoses.MoveInto(out);

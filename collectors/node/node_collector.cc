@@ -11,8 +11,9 @@
 
 namespace trainscope {
 
-NodeCollector::NodeCollector(HostPaths host)
+NodeCollector::NodeCollector(HostPaths host, NodeOptions options)
     : host_(std::move(host)),
+      options_(std::move(options)),
       ticks_per_second_(static_cast<double>(::sysconf(_SC_CLK_TCK))) {}
 
 Status NodeCollector::Collect(const CollectContext&, Snapshot& out) {
@@ -41,16 +42,13 @@ Status NodeCollector::Collect(const CollectContext&, Snapshot& out) {
   if (!netdev) return Status::Ok();  // CPU and memory are still worth having
   const auto class_net = host_.sys / "class" / "net";
   for (auto& line : ParseNetDev(*netdev)) {
-    std::error_code ec;
-    // Physical (and virtio) NICs have a backing device; veths, bridges and
-    // tunnels do not, and counting them would double count pod traffic.
-    if (!std::filesystem::exists(class_net / line.device / "device", ec)) {
-      continue;
-    }
+    if (!IsNodeLink(class_net, line.device)) continue;
     NicSample nic;
     nic.device = line.device;
     nic.counters = line.counters;
-    if (auto speed = ReadSmallFile(class_net / line.device / "speed")) {
+    if (options_.link_speed_bytes_per_second) {
+      nic.speed_bytes_per_second = options_.link_speed_bytes_per_second;
+    } else if (auto speed = ReadSmallFile(class_net / line.device / "speed")) {
       nic.speed_bytes_per_second = ParseLinkSpeedBytesPerSecond(*speed);
     }
     out.node.nics.push_back(std::move(nic));
@@ -60,6 +58,18 @@ Status NodeCollector::Collect(const CollectContext&, Snapshot& out) {
               return a.device < b.device;
             });
   return Status::Ok();
+}
+
+bool NodeCollector::IsNodeLink(const std::filesystem::path& class_net,
+                               const std::string& device) const {
+  if (!options_.interfaces.empty()) {
+    return std::find(options_.interfaces.begin(), options_.interfaces.end(),
+                     device) != options_.interfaces.end();
+  }
+  // Physical (and virtio) NICs have a backing device; veths, bridges and
+  // tunnels do not, and counting them would double count pod traffic.
+  std::error_code ec;
+  return std::filesystem::exists(class_net / device / "device", ec);
 }
 
 }  // namespace trainscope

@@ -17,6 +17,9 @@ enum class Role { kUnknown, kPs, kWorker, kChief, kMaster, kEvaluator };
 std::string_view RoleName(Role role);
 // Case-insensitive; accepts the Kubeflow replica types and "parameter_server".
 std::optional<Role> ParseRole(std::string_view text);
+// Every role's label value (RoleName of each known role), sorted: what a
+// set-based label selector names to find training pods.
+std::vector<std::string_view> RoleLabelValues();
 
 struct ContainerInfo {
   std::string name;

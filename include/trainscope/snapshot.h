@@ -145,6 +145,9 @@ struct Snapshot {
   std::chrono::system_clock::time_point taken_at;
   uint64_t sequence = 0;
   std::shared_ptr<const PodList> pods;
+  // Training pods of every node (the peer-pod watch; null when off): who
+  // belongs to a job beyond this node. Never a source of pod series.
+  std::shared_ptr<const PodList> peer_pods;
   std::map<std::string, PodSample> pod_samples;  // by pod UID
   NodeSample node;
   std::vector<GpuDeviceSample> gpus;

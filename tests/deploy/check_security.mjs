@@ -100,6 +100,19 @@ for (const [variant, want] of Object.entries(expect)) {
   check(sm.spec.endpoints.some((e) => e.port === "metrics"), v("the ServiceMonitor scrapes the metrics port"));
   const selects = Object.entries(sm.spec.selector.matchLabels).every(([k, val]) => svc.metadata.labels?.[k] === val);
   check(selects, v("the ServiceMonitor selects the Service's labels"));
+  // The agent's namespace/pod/container labels must win over the Operator's
+  // target labels of the same names (else exported_pod etc.).
+  check(sm.spec.endpoints.every((e) => e.honorLabels === true),
+    v("every ServiceMonitor endpoint sets honorLabels: true"));
+  // Cross-node peers are named by the cluster-wide watch of training pods:
+  // it needs the ClusterRole bound cluster-wide and must not be turned off.
+  check(binding.roleRef.kind === "ClusterRole",
+    v("pods are readable in every namespace (ClusterRoleBinding to a ClusterRole) for the peer-pod watch"));
+  for (const c of pod.containers ?? []) {
+    const off = (c.args ?? []).some((a) => /^--peer-pods-selector=(off)?$/.test(a)) ||
+      (c.env ?? []).some((e) => e.name === "TRAINSCOPE_PEER_PODS_SELECTOR" && ["", "off"].includes(e.value));
+    check(!off, v(`container ${c.name} keeps the peer-pod watch on (cross-node peers)`));
+  }
   check(svc.metadata.labels?.[sm.spec.jobLabel] === "trainscope-agent",
     v('the scrape job label is "trainscope-agent" (the rules select job="trainscope-agent")'));
 }

@@ -255,11 +255,18 @@ INSTANTIATE_TEST_SUITE_P(
                  {"--peer-pods-selector", "training.kubeflow.org/job-name"},
                  {},
                  3},
-        // Every pod of the namespace, labelled or not (set from the env).
+        // The default: pods with a role label, on every node; not plain-0.
+        PeerCase{"Default", {}, {}, 3},
+        // The training pods of one namespace (set from the env).
         PeerCase{"NamespaceFromEnv",
                  {},
                  {"TRAINSCOPE_PEER_PODS_NAMESPACES=research"},
                  1},
+        // Every pod of the namespace, labelled or not.
+        PeerCase{"EveryPodOfNamespace",
+                 {"--peer-pods-selector="},
+                 {"TRAINSCOPE_PEER_PODS_NAMESPACES=training"},
+                 3},
         // Both: the selected pods of each namespace.
         PeerCase{"SelectorInNamespaces",
                  {"--peer-pods-namespaces", "research,training",

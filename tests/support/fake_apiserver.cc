@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <algorithm>
+
 namespace trainscope::testing {
 namespace {
 
@@ -56,6 +58,18 @@ bool PodMatches(const PodFilter& filter, const json& pod) {
       case LabelTerm::Op::kNotEquals:
         if (has && value == term.value) return false;
         break;
+      case LabelTerm::Op::kIn:
+        if (!has || std::find(term.values.begin(), term.values.end(), value) ==
+                        term.values.end()) {
+          return false;
+        }
+        break;
+      case LabelTerm::Op::kNotIn:
+        if (has && std::find(term.values.begin(), term.values.end(), value) !=
+                       term.values.end()) {
+          return false;
+        }
+        break;
     }
   }
   return true;
@@ -70,21 +84,76 @@ void SendStatus(httplib::Response& res, int code, const std::string& reason,
 
 }  // namespace
 
+namespace {
+
+std::string TrimSpaces(std::string s) {
+  const size_t first = s.find_first_not_of(' ');
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(' ') - first + 1);
+}
+
+// "key in (a, b)" / "key notin (a)"; false when `item` is not set-based.
+bool ParseSetTerm(const std::string& item, LabelTerm* term, bool* ok) {
+  const size_t open = item.find('(');
+  if (open == std::string::npos) return false;
+  *ok = false;
+  if (item.back() != ')') return true;
+  std::string head = TrimSpaces(item.substr(0, open));
+  const size_t space = head.rfind(' ');
+  if (space == std::string::npos) return true;
+  const std::string op = head.substr(space + 1);
+  term->key = TrimSpaces(head.substr(0, space));
+  if (op == "in") {
+    term->op = LabelTerm::Op::kIn;
+  } else if (op == "notin") {
+    term->op = LabelTerm::Op::kNotIn;
+  } else {
+    return true;
+  }
+  std::string list = item.substr(open + 1, item.size() - open - 2);
+  for (size_t start = 0; start <= list.size();) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    std::string v = TrimSpaces(list.substr(start, comma - start));
+    if (v.empty()) return true;
+    term->values.push_back(std::move(v));
+    start = comma + 1;
+  }
+  *ok = !term->key.empty() && term->key.find(' ') == std::string::npos;
+  return true;
+}
+
+}  // namespace
+
 bool ParseLabelSelector(const std::string& selector,
                         std::vector<LabelTerm>* out) {
   out->clear();
   if (selector.empty()) return true;
-  size_t start = 0;
-  while (start <= selector.size()) {
-    size_t comma = selector.find(',', start);
-    if (comma == std::string::npos) comma = selector.size();
-    std::string item = selector.substr(start, comma - start);
-    start = comma + 1;
-    // Set-based terms ("in (...)") are not supported.
+  // Split on commas outside parentheses.
+  std::vector<std::string> items(1);
+  int depth = 0;
+  for (char c : selector) {
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (depth < 0 || depth > 1) return false;
+    if (c == ',' && depth == 0) {
+      items.emplace_back();
+    } else {
+      items.back() += c;
+    }
+  }
+  if (depth != 0) return false;
+  for (std::string item : items) {
+    item = TrimSpaces(item);
+    LabelTerm term;
+    if (bool ok = false; ParseSetTerm(item, &term, &ok)) {
+      if (!ok) return false;
+      out->push_back(std::move(term));
+      continue;
+    }
     if (item.empty() || item.find_first_of(" ()") != std::string::npos) {
       return false;
     }
-    LabelTerm term;
     if (auto pos = item.find("!="); pos != std::string::npos) {
       term = {item.substr(0, pos), LabelTerm::Op::kNotEquals,
               item.substr(pos + 2)};
@@ -244,14 +313,46 @@ void FakeApiServer::HandleList(const httplib::Request& req,
   if (std::string error; !ParseFilter(req, namespace_name, &filter, &error)) {
     return SendStatus(res, 400, "BadRequest", error);
   }
+  // limit/continue as the real server pages: the token says where the
+  // previous page ended (here: after which namespace/name key).
+  size_t limit = 0;
+  if (req.has_param("limit")) {
+    try {
+      limit = std::stoul(req.get_param_value("limit"));
+    } catch (const std::exception&) {
+      return SendStatus(res, 400, "BadRequest", "limit must be a number");
+    }
+  }
+  std::string after;
+  if (const std::string token = req.get_param_value("continue");
+      !token.empty()) {
+    if (token.rfind("after:", 0) != 0) {
+      return SendStatus(res, 400, "BadRequest", "invalid continue token");
+    }
+    after = token.substr(6);
+  }
   std::lock_guard lock(mu_);
   json items = json::array();
-  for (const auto& [key, pod] : pods_) {
-    if (PodMatches(filter, pod)) items.push_back(pod);
+  std::string last_key;
+  size_t remaining = 0;
+  for (auto it = after.empty() ? pods_.begin() : pods_.upper_bound(after);
+       it != pods_.end(); ++it) {
+    if (!PodMatches(filter, it->second)) continue;
+    if (limit > 0 && items.size() == limit) {
+      ++remaining;
+      continue;
+    }
+    items.push_back(it->second);
+    last_key = it->first;
+  }
+  json meta = {{"resourceVersion", std::to_string(rv_)}};
+  if (remaining > 0) {
+    meta["continue"] = "after:" + last_key;
+    meta["remainingItemCount"] = remaining;
   }
   json list = {{"kind", "PodList"},
                {"apiVersion", "v1"},
-               {"metadata", {{"resourceVersion", std::to_string(rv_)}}},
+               {"metadata", std::move(meta)},
                {"items", std::move(items)}};
   res.set_content(list.dump(), "application/json");
 }

@@ -37,16 +37,18 @@ struct RecordedRequest {
   int injected_status = 0;  // status of a FailNext answer, 0 otherwise
 };
 
-// One equality-based label selector requirement: "key", "!key",
-// "key=value" (or "=="), "key!=value".
+// One label selector requirement: "key", "!key", "key=value" (or "=="),
+// "key!=value", "key in (a,b)", "key notin (a,b)".
 struct LabelTerm {
-  enum class Op { kExists, kNotExists, kEquals, kNotEquals };
+  enum class Op { kExists, kNotExists, kEquals, kNotEquals, kIn, kNotIn };
   std::string key;
   Op op = Op::kExists;
   std::string value;
+  std::vector<std::string> values;  // kIn, kNotIn
 };
-// The comma-separated terms of a labelSelector; false for set-based
-// selectors ("in", "notin") or empty terms, which the fake does not support.
+// The comma-separated terms of a labelSelector (commas inside a set's
+// parentheses belong to the set), as the API server reads them; false for
+// malformed selectors or empty terms.
 bool ParseLabelSelector(const std::string& selector,
                         std::vector<LabelTerm>* out);
 
@@ -59,10 +61,10 @@ struct PodFilter {
 
 // A Kubernetes API server for pods, small enough for tests and the trainsim
 // simulator: list and watch of /api/v1/pods (with the spec.nodeName field
-// selector, labelSelector with equality terms, the namespaced collection
-// /api/v1/namespaces/{ns}/pods, resourceVersion, timeoutSeconds, bookmarks, 410
-// after compaction), GET of one pod, bearer-token auth and fault injection.
-// Pods are kept as the JSON objects the real server would return.
+// selector, labelSelector with equality and set-based terms, the namespaced
+// collection /api/v1/namespaces/{ns}/pods, resourceVersion, timeoutSeconds,
+// bookmarks, 410 after compaction), GET of one pod, bearer-token auth and fault
+// injection. Pods are kept as the JSON objects the real server would return.
 class FakeApiServer {
  public:
   explicit FakeApiServer(FakeApiServerOptions options = {});

@@ -56,6 +56,9 @@ TEST(ConfigTest, BadInputExitsNonZero) {
       {"--log-level", "loud"},
       {"--peer-pods-namespaces", "Training"},  // not a namespace name
       {"--discovery", "cgroup", "--peer-pods-selector", "job"},
+      {"--node-link-mbit", "-5"},
+      {"--node-interfaces", "a-name-longer-than-15"},
+      {"--node-interfaces", "eth0,../x"},
   };
   for (const auto& args : bad) {
     testing::internal::CaptureStderr();
@@ -72,7 +75,8 @@ TEST(ConfigTest, BadInputExitsNonZero) {
 TEST(ConfigTest, PeerPodFlagsAndEnvironment) {
   auto parsed = Parse({});
   ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
-  EXPECT_EQ(std::get<AgentConfig>(parsed).peer_pods_selector, "");
+  // On by default: training pods of every node name cross-node peers.
+  EXPECT_EQ(std::get<AgentConfig>(parsed).peer_pods_selector, "auto");
   EXPECT_TRUE(std::get<AgentConfig>(parsed).peer_pods_namespace_list.empty());
 
   ::setenv("TRAINSCOPE_PEER_PODS_NAMESPACES", "training, research", 1);
@@ -83,6 +87,19 @@ TEST(ConfigTest, PeerPodFlagsAndEnvironment) {
   EXPECT_EQ(cfg.peer_pods_selector, "training.kubeflow.org/job-name");
   EXPECT_EQ(cfg.peer_pods_namespace_list,
             (std::vector<std::string>{"training", "research"}));
+}
+
+TEST(ConfigTest, NodeLinkFlags) {
+  auto parsed =
+      Parse({"--node-interfaces", "bond0, ,eth1", "--node-link-mbit", "1000"});
+  ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
+  const auto& cfg = std::get<AgentConfig>(parsed);
+  EXPECT_EQ(cfg.node_interface_list,
+            (std::vector<std::string>{"bond0", "eth1"}));
+  EXPECT_DOUBLE_EQ(cfg.node_link_mbit, 1000);
+  // The default peer watch needs no apiserver discovery to parse.
+  EXPECT_TRUE(
+      std::holds_alternative<AgentConfig>(Parse({"--discovery", "cgroup"})));
 }
 
 TEST(ConfigTest, HostPathErrorNamesFlagAndPath) {
@@ -99,12 +116,26 @@ TEST(ConfigTest, HelpListsEveryFlagWithItsEnvironmentVariable) {
   std::string help = testing::internal::GetCapturedStdout();
   ASSERT_TRUE(std::holds_alternative<ExitRequest>(parsed));
   EXPECT_EQ(std::get<ExitRequest>(parsed).code, 0);
-  for (const char* flag :
-       {"--listen", "--interval", "--node-name", "--discovery", "--pod-file",
-        "--kube-api", "--kube-token-file", "--host-proc", "--host-sys",
-        "--cgroup-root", "--nvml-library", "--log-level", "--role-labels",
-        "--peer-pods-selector", "--peer-pods-namespaces",
-        "TRAINSCOPE_PEER_PODS_SELECTOR", "TRAINSCOPE_PEER_PODS_NAMESPACES"}) {
+  for (const char* flag : {"--listen",
+                           "--interval",
+                           "--node-name",
+                           "--discovery",
+                           "--pod-file",
+                           "--kube-api",
+                           "--kube-token-file",
+                           "--host-proc",
+                           "--host-sys",
+                           "--cgroup-root",
+                           "--nvml-library",
+                           "--log-level",
+                           "--role-labels",
+                           "--peer-pods-selector",
+                           "--peer-pods-namespaces",
+                           "TRAINSCOPE_PEER_PODS_SELECTOR",
+                           "TRAINSCOPE_PEER_PODS_NAMESPACES",
+                           "--node-interfaces",
+                           "--node-link-mbit",
+                           "TRAINSCOPE_NODE_LINK_MBIT"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(help.find("TRAINSCOPE_INTERVAL"), std::string::npos);

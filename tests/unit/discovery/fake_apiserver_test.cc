@@ -57,7 +57,14 @@ TEST(ParseLabelSelectorTest, Table) {
         {"task", Op::kEquals, "0"},
         {"tier", Op::kNotEquals, "web"}}},
       {"job=", true, {{"job", Op::kEquals, ""}}},
-      {"job in (ps,worker)", false, {}},
+      {"job in (ps,worker)", true, {{"job", Op::kIn, "ps,worker"}}},
+      {"tf-replica-type in (ps, worker),job notin (x)",
+       true,
+       {{"tf-replica-type", Op::kIn, "ps,worker"}, {"job", Op::kNotIn, "x"}}},
+      {"job in (ps", false, {}},
+      {"job in ()", false, {}},
+      {"in (ps)", false, {}},
+      {"job within (ps)", false, {}},
       {"a,,b", false, {}},
       {"=ps", false, {}},
   };
@@ -70,7 +77,11 @@ TEST(ParseLabelSelectorTest, Table) {
     for (size_t i = 0; i < terms.size(); ++i) {
       EXPECT_EQ(terms[i].key, std::get<0>(c.terms[i]));
       EXPECT_EQ(terms[i].op, std::get<1>(c.terms[i]));
-      EXPECT_EQ(terms[i].value, std::get<2>(c.terms[i]));
+      std::string value = terms[i].value;
+      for (const auto& v : terms[i].values) {
+        value += (value.empty() ? "" : ",") + v;
+      }
+      EXPECT_EQ(value, std::get<2>(c.terms[i]));
     }
   }
 }
@@ -151,7 +162,11 @@ TEST_F(FakeApiServerTest, ListFiltersByLabelSelectorAndNamespace) {
                       "spec.nodeName%3Dn1&labelSelector=training.kubeflow.org"
                       "%2Fjob-name")),
             (std::vector<std::string>{}));
-  auto res = Get("/api/v1/pods?labelSelector=job%20in%20(ps)");
+  // Set-based terms, as the agent's default peer watch sends them.
+  EXPECT_EQ(Names(Get("/api/v1/pods?labelSelector=training.kubeflow.org%2F"
+                      "replica-type%20in%20(ps%2Cchief)")),
+            (std::vector<std::string>{"k-ps-0"}));
+  auto res = Get("/api/v1/pods?labelSelector=job%20in%20(ps");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400);
 }

@@ -26,6 +26,9 @@ TEST(PeerPodQueriesTest, Table) {
       {"", {"a", "b"}, {{"a", ""}, {"b", ""}}},
       {"job=x", {"a"}, {{"a", "job=x"}}},
       {"", {"a", "a", "", "b"}, {{"a", ""}, {"b", ""}}},
+      // ';' separates selectors: a pod matching any is a peer.
+      {"a in (x);b", {}, {{"", "a in (x)"}, {"", "b"}}},
+      {" a ; ;a;b ", {"n"}, {{"n", "a"}, {"n", "b"}}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.selector + " / " + std::to_string(c.namespaces.size()));
@@ -37,6 +40,19 @@ TEST(PeerPodQueriesTest, Table) {
     }
     EXPECT_EQ(got, c.want);
   }
+}
+
+TEST(ResolvePeerPodSelectorsTest, AutoDerivesFromTheRoleLabels) {
+  EXPECT_EQ(ResolvePeerPodSelectors("auto", DefaultLabelSchemes()),
+            "training.kubeflow.org/replica-type in "
+            "(chief,evaluator,master,ps,worker);"
+            "tf-replica-type in (chief,evaluator,master,ps,worker);"
+            "job in (chief,evaluator,master,ps,worker)");
+  EXPECT_EQ(ResolvePeerPodSelectors("", DefaultLabelSchemes()), "");
+  EXPECT_EQ(ResolvePeerPodSelectors("team=ml", DefaultLabelSchemes()),
+            "team=ml");
+  EXPECT_EQ(ResolvePeerPodSelectors("auto", {{"app", "role", "idx"}}),
+            "role in (chief,evaluator,master,ps,worker)");
 }
 
 TEST(ParseNamespaceListTest, Table) {
@@ -122,6 +138,83 @@ TEST(PeerPodSourceTest, MergesTheNamespacesIntoOneTable) {
   server.Stop();
 }
 
+// The default watch: training pods of every node by their role labels,
+// nothing else, kept as identity only, listed in pages.
+TEST(PeerPodSourceTest, AutoSelectorsFindTrainingPodsOnly) {
+  FakeApiServer server;
+  std::string error;
+  ASSERT_TRUE(server.Start(&error)) << error;
+  FakePod kubeflow;
+  kubeflow.name = "ctr-ps-0";
+  kubeflow.namespace_name = "training";
+  kubeflow.node = "n2";
+  kubeflow.pod_ip = "198.18.0.20";
+  kubeflow.labels = {{"training.kubeflow.org/job-name", "ctr"},
+                     {"training.kubeflow.org/replica-type", "ps"},
+                     {"training.kubeflow.org/replica-index", "0"}};
+  kubeflow.annotations = {{"note", std::string(1000, 'x')}};
+  server.AddPod(kubeflow.Build());
+  kubeflow.name = "ctr-worker-0";
+  kubeflow.node = "n3";
+  kubeflow.pod_ip = "198.18.0.21";
+  kubeflow.labels["training.kubeflow.org/replica-type"] = "worker";
+  server.AddPod(kubeflow.Build());
+  FakePod seed;
+  seed.name = "wide-worker-3";
+  seed.namespace_name = "research";
+  seed.node = "n3";
+  seed.labels = {{"name", "wide"}, {"job", "worker"}, {"task", "3"}};
+  server.AddPod(seed.Build());
+  FakePod web;  // no role label: not a peer
+  web.name = "web-7d9f";
+  web.node = "n2";
+  web.labels = {{"app", "web"}, {"job", "frontend"}};
+  server.AddPod(web.Build());
+
+  ApiServerSourceOptions base;
+  base.api_url = server.url();
+  base.backoff_initial = 20ms;
+  base.list_page_size = 1;  // every pod on a page of its own
+  PodTable table;
+  PeerPodSource source(
+      base,
+      PeerPodQueries(ResolvePeerPodSelectors("auto", DefaultLabelSchemes()),
+                     {}),
+      table);
+  ASSERT_TRUE(source.Start().ok());
+  ASSERT_TRUE(WaitUntil([&] {
+    return Keys(table) == std::vector<std::string>{"research/wide-worker-3",
+                                                   "training/ctr-ps-0",
+                                                   "training/ctr-worker-0"};
+  }));
+  for (const auto& pod : *table.Get()) {
+    SCOPED_TRACE(pod.name);
+    EXPECT_TRUE(pod.labels.empty());
+    EXPECT_TRUE(pod.annotations.empty());
+    EXPECT_TRUE(pod.containers.empty());
+    EXPECT_FALSE(pod.node.empty());
+    if (pod.name == "ctr-worker-0") continue;
+    if (pod.name == "ctr-ps-0") {
+      EXPECT_EQ(pod.role, Role::kPs);
+      EXPECT_EQ(pod.training_job, "ctr");
+      EXPECT_EQ(pod.pod_ip, "198.18.0.20");
+    } else {
+      EXPECT_EQ(pod.role, Role::kWorker);
+      EXPECT_EQ(pod.training_job, "wide");
+      EXPECT_EQ(pod.replica_index, 3);
+    }
+  }
+  EXPECT_EQ(source.stats().errors_total, 0u);
+  // The two Kubeflow pods came on pages of their own.
+  size_t continued = 0;
+  for (const auto& r : server.requests()) {
+    if (r.params.count("continue")) ++continued;
+  }
+  EXPECT_GE(continued, 1u);
+  source.Stop();
+  server.Stop();
+}
+
 TEST(PeerPodSourceTest, NotReadyUntilEveryWatchListed) {
   FakeApiServer server;
   std::string error;
@@ -159,6 +252,11 @@ TEST(PeerPodSourceTest, FactoryIsOffByDefaultAndNeedsApiserverMode) {
       {"apiserver", "", {"training"}, true, ""},
       {"file", "job", {}, false, "--discovery apiserver"},
       {"cgroup", "", {"training"}, false, "--discovery apiserver"},
+      // The agent's default: on with the API server, quietly off otherwise.
+      {"apiserver", "auto", {}, true, ""},
+      {"file", "auto", {}, false, ""},
+      {"cgroup", "auto", {}, false, ""},
+      {"apiserver", "off", {}, false, ""},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.mode + " " + c.selector);

@@ -1,0 +1,126 @@
+// The node view in a cluster: a node whose only local training pods are
+// workers names a hot PS on another node (peers named by the cluster-wide
+// peer-pod watch), counts PS its workers never reached, and a node link
+// filled by several pods is a node-level network_saturated.
+#include <gtest/gtest.h>
+
+#include "detector_cases.h"
+#include "diagnosis/analysis.h"
+#include "diagnosis/detectors.h"
+#include "diagnosis/snapshot_window.h"
+
+namespace trainscope::diagnosis {
+namespace {
+
+PodInfo Pod(const std::string& name, Role role, const std::string& node) {
+  PodInfo p;
+  p.uid = "u-" + name;
+  p.name = name;
+  p.namespace_name = "training";
+  p.training_job = "ctr";
+  p.role = role;
+  p.node = node;
+  return p;
+}
+
+// Snapshot i (5 s apart) of node-a: its own pods, the peer pods of every
+// node, and each worker's cumulative bytes with each PS at `rates` bytes/s.
+std::shared_ptr<const Snapshot> Snap(
+    int i, const PodList& local, const PodList& peers,
+    const std::map<std::string, double>& rates) {
+  auto s = std::make_shared<Snapshot>();
+  s->taken_at = std::chrono::system_clock::time_point() +
+                std::chrono::hours(24 * 365 * 50) + std::chrono::seconds(5 * i);
+  s->sequence = static_cast<uint64_t>(i + 1);
+  s->pods = std::make_shared<const PodList>(local);
+  s->peer_pods = std::make_shared<const PodList>(peers);
+  for (const auto& pod : local) {
+    PodSample& sample = s->pod_samples[pod.uid];
+    sample.uid = pod.uid;
+    sample.cgroup.cpu.usage_seconds = i;
+    for (const auto& [ps, rate] : rates) {
+      PeerTrafficSample p;
+      p.pod_uid = pod.uid;
+      p.peer_uid = "u-" + ps;
+      p.peer_namespace = "training";
+      p.peer_pod = ps;
+      p.peer_role = Role::kPs;
+      const auto bytes = static_cast<uint64_t>(rate * 5 * i / 2);
+      p.receive_bytes = bytes;
+      p.transmit_bytes = bytes;
+      s->peer_traffic.push_back(p);
+    }
+  }
+  return s;
+}
+
+struct NodeA {
+  PodList local = {Pod("ctr-worker-0", Role::kWorker, "node-a"),
+                   Pod("ctr-worker-1", Role::kWorker, "node-a")};
+  // The watch of every node's training pods; node-a's own are in it too.
+  PodList peers = {Pod("ctr-ps-0", Role::kPs, "node-b"),
+                   Pod("ctr-ps-1", Role::kPs, "node-c"),
+                   Pod("ctr-ps-2", Role::kPs, "node-c"),
+                   Pod("ctr-ps-3", Role::kPs, "node-d"),
+                   Pod("ctr-worker-0", Role::kWorker, "node-a"),
+                   Pod("ctr-worker-1", Role::kWorker, "node-a")};
+};
+
+std::vector<Diagnosis> Replayed(const NodeA& node,
+                                const std::map<std::string, double>& rates) {
+  std::vector<std::shared_ptr<const Snapshot>> history;
+  for (int i = 0; i < 12; ++i) {
+    history.push_back(Snap(i, node.local, node.peers, rates));
+  }
+  return Replay(WindowFromSnapshots(history, "node-a"), DiagnosisSettings{})
+      .active;
+}
+
+TEST(ClusterNodeView, RemoteHotPsNamedFromAWorkersOnlyNode) {
+  NodeA node;
+  // ctr-ps-0 (node-b) holds the embedding; ctr-ps-3 is never reached.
+  const auto active =
+      Replayed(node, {{"ctr-ps-0", 8e6}, {"ctr-ps-1", 1e6}, {"ctr-ps-2", 1e6}});
+  std::vector<std::string> hot;
+  for (const auto& d : active) {
+    if (d.kind == kHotParameterServer) hot.push_back(d.pod);
+  }
+  EXPECT_EQ(hot, std::vector<std::string>{"ctr-ps-0"});
+  for (const auto& d : active) {
+    if (d.kind == kHotParameterServer) {
+      // The job's four PS, from the pod lists: 8 of 10 MB/s is 0.8 of the
+      // traffic against a fair 0.25.
+      EXPECT_EQ(d.evidence["ps_count"], 4) << d.evidence.dump();
+    }
+  }
+}
+
+TEST(ClusterNodeView, PsCountComesFromTheRosterNotFromWhatWasSeen) {
+  NodeA node;
+  std::vector<std::shared_ptr<const Snapshot>> history;
+  const std::map<std::string, double> rates = {{"ctr-ps-0", 1e6},
+                                               {"ctr-ps-1", 1e6}};
+  for (int i = 0; i < 3; ++i) {
+    history.push_back(Snap(i, node.local, node.peers, rates));
+  }
+  const auto jobs =
+      ComputeJobTraffic(ComputeStats(WindowFromSnapshots(history, "node-a")));
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].ps, (std::vector<std::string>{"ctr-ps-0", "ctr-ps-1",
+                                                  "ctr-ps-2", "ctr-ps-3"}));
+  ASSERT_EQ(jobs[0].ps_traffic.size(), 4u);
+  EXPECT_DOUBLE_EQ(jobs[0].ps_traffic[0].share, 0.5);
+  EXPECT_DOUBLE_EQ(jobs[0].ps_traffic[3].share, 0);
+}
+
+TEST(ClusterNodeView, BalancedRemotePsStaySilent) {
+  NodeA node;
+  const auto active = Replayed(node, {{"ctr-ps-0", 2e6},
+                                      {"ctr-ps-1", 2e6},
+                                      {"ctr-ps-2", 2e6},
+                                      {"ctr-ps-3", 2e6}});
+  for (const auto& d : active) EXPECT_NE(d.kind, kHotParameterServer);
+}
+
+}  // namespace
+}  // namespace trainscope::diagnosis

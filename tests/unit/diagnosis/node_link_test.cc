@@ -1,0 +1,127 @@
+// network_saturated at node level: a node link full of several pods' traffic
+// none of which fills it alone names the node and the pods that share it.
+#include <gtest/gtest.h>
+
+#include "detector_cases.h"
+
+namespace trainscope::diagnosis::testing {
+namespace {
+
+constexpr double kGbE = 125e6;  // bytes/s
+
+// node-a with a 1 GbE link: PS each sending `tx` bytes/s to workers on
+// other nodes (named peers not in this window), the NIC carrying the sum.
+Window TwoPsOnOneNode(double tx_each, int ps = 2) {
+  WindowBuilder b;
+  b.Node(4, kGbE).NodeTraffic(0.1 * tx_each * ps, tx_each * ps);
+  for (int i = 0; i < ps; ++i) {
+    b.Pod("ctr-ps-" + std::to_string(i), Role::kPs)
+        .Counter(&PodPoint::network_transmit_bytes, tx_each)
+        .Counter(&PodPoint::network_receive_bytes, 0.1 * tx_each)
+        .Peer(Key("ctr-worker-" + std::to_string(i)), Role::kWorker,
+              0.1 * tx_each, tx_each);
+  }
+  return b.Build();
+}
+
+std::vector<Finding> NodeFindings(const Window& w) {
+  std::vector<Finding> out;
+  for (auto& f : FindingsOf(kNetworkSaturated, w)) {
+    if (f.diagnosis.pod.empty()) out.push_back(std::move(f));
+  }
+  return out;
+}
+
+TEST(NodeLinkTest, SeveralPodsFillTheLink) {
+  const auto all = FindingsOf(kNetworkSaturated, TwoPsOnOneNode(55e6));
+  ASSERT_EQ(all.size(), 1u);  // no pod-level finding: 44% each
+  const Diagnosis& d = all[0].diagnosis;
+  EXPECT_EQ(all[0].level, Finding::Level::kEnter);
+  EXPECT_EQ(d.pod, "");
+  EXPECT_EQ(d.node, "node-a");
+  EXPECT_EQ(d.training_job, "ctr");  // one job fills it
+  EXPECT_EQ(d.severity, Severity::kWarning);
+  EXPECT_EQ(d.evidence["scope"], "node");
+  EXPECT_EQ(d.evidence["direction"], "transmit");
+  EXPECT_NEAR(d.evidence["utilization_ratio"].get<double>(), 0.88, 1e-3);
+  ASSERT_EQ(d.evidence["pods"].size(), 2u);
+  EXPECT_EQ(d.evidence["pods"][0]["pod"], "ctr-ps-0");
+  EXPECT_NEAR(d.evidence["pods"][0]["link_share"].get<double>(), 0.44, 1e-3);
+  EXPECT_NE(d.summary.find("ctr-ps-1"), std::string::npos) << d.summary;
+  EXPECT_FALSE(d.recommendations.empty());
+}
+
+TEST(NodeLinkTest, LevelsAndSeverities) {
+  struct Case {
+    const char* name;
+    double tx_each;
+    int ps;
+    size_t findings;
+    Finding::Level level;
+    Severity severity;
+  } cases[] = {
+      {"critical", 60e6, 2, 1, Finding::Level::kEnter, Severity::kCritical},
+      {"many_small", 17e6, 6, 1, Finding::Level::kEnter, Severity::kWarning},
+      {"hold", 47e6, 2, 1, Finding::Level::kHold, Severity::kWarning},
+      {"below_exit", 40e6, 2, 0, {}, {}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto found = NodeFindings(TwoPsOnOneNode(c.tx_each, c.ps));
+    ASSERT_EQ(found.size(), c.findings);
+    if (c.findings == 0) continue;
+    EXPECT_EQ(found[0].level, c.level);
+    EXPECT_EQ(found[0].diagnosis.severity, c.severity);
+  }
+}
+
+TEST(NodeLinkTest, OnePodFillingTheLinkIsAPodFinding) {
+  const auto all = FindingsOf(kNetworkSaturated, TwoPsOnOneNode(110e6, 1));
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].diagnosis.pod, "ctr-ps-0");
+  EXPECT_EQ(all[0].diagnosis.node, "node-a");
+}
+
+TEST(NodeLinkTest, UnknownCapacityOrCountersSayNothing) {
+  WindowBuilder b;
+  b.Node(4, std::nullopt).NodeTraffic(0, 1e9);
+  b.Pod("ctr-ps-0", Role::kPs).Counter(&PodPoint::network_transmit_bytes, 5e8);
+  EXPECT_TRUE(NodeFindings(b.Build()).empty());
+  WindowBuilder c;
+  c.Node(4, kGbE);  // speed, but no NIC counters
+  c.Pod("ctr-ps-0", Role::kPs).Counter(&PodPoint::network_transmit_bytes, 5e8);
+  EXPECT_TRUE(NodeFindings(c.Build()).empty());
+}
+
+// Traffic between pods of the node stays on its bridge: a pod whose peers
+// are all local puts nothing on the link and is not named.
+TEST(NodeLinkTest, LocalPeersAreNotOnTheLink) {
+  Window w = TwoPsOnOneNode(55e6);
+  auto& t = w.pods[Key("ctr-worker-9")];
+  t.meta = {"training", "ctr-worker-9", "ctr", Role::kWorker, "node-a"};
+  for (double time : {0.0, 5.0, 10.0}) {
+    PodPoint p;
+    p.t = time;
+    p.instance = "w9";
+    p.network_transmit_bytes = 1e9 + 90e6 * time;
+    p.peers[Key("ctr-ps-0")] = {0, 1e9 + 90e6 * time};
+    t.points.push_back(p);
+  }
+  const auto found = NodeFindings(w);
+  ASSERT_EQ(found.size(), 1u);
+  for (const auto& pod : found[0].diagnosis.evidence["pods"]) {
+    EXPECT_NE(pod["pod"], "ctr-worker-9");
+  }
+}
+
+TEST(NodeLinkTest, NodesAreDistinctDiagnoses) {
+  Diagnosis a, b;
+  a.kind = b.kind = std::string(kNetworkSaturated);
+  a.node = "node-a";
+  b.node = "node-b";
+  EXPECT_NE(DiagnosisKey(a), DiagnosisKey(b));
+  EXPECT_EQ(DiagnosisJson(a)["node"], "node-a");
+}
+
+}  // namespace
+}  // namespace trainscope::diagnosis::testing
