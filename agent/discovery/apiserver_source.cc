@@ -184,8 +184,12 @@ void ApiServerSource::RecordError(const std::string& message,
   }
   failing_ = true;
   known = pods_.size();
-  spdlog::warn("[discovery] apiserver {}; keeping {} known {}, retry in {} ms",
-               message, known, options_.log_name, retry_in.count());
+  if (auto line = log_limiter_.Pass(
+          "apiserver",
+          fmt::format("apiserver {}; keeping {} known {}, retry in {} ms",
+                      message, known, options_.log_name, retry_in.count()))) {
+    spdlog::warn("[discovery] {}", *line);
+  }
 }
 
 void ApiServerSource::MarkSuccess() {
@@ -241,6 +245,7 @@ Status ApiServerSource::List() {
                    pods_.size(), options_.log_name, rv);
     }
     failing_ = false;
+    log_limiter_.Clear("apiserver");
     stats_.ready = true;
     stats_.last_success_unix_seconds = NowUnixSeconds();
   }
