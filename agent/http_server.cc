@@ -284,15 +284,15 @@ void HttpServer::AcceptReady() {
       case HttpConnectionTable::Verdict::kAdmitted:
         break;
       case HttpConnectionTable::Verdict::kTooMany:
+        ++rejected_limit_;  // counted before the client can see the close
         ::close(fd);
-        ++rejected_limit_;
         Warn("limit", std::to_string(limits_.max_connections) +
                           " connections open (--http-max-connections): closing "
                           "new ones");
         continue;
       case HttpConnectionTable::Verdict::kTooManyFromAddress:
-        ::close(fd);
         ++rejected_per_ip_;
+        ::close(fd);
         Warn("per_ip", "one client address holds " +
                            std::to_string(limits_.max_connections_per_ip) +
                            " connections (--http-max-connections-per-ip): "

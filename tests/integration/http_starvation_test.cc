@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent_process.h"
 #include "http_server.h"
 #include "raw_http_client.h"
 #include "test_wait.h"
@@ -230,6 +231,43 @@ TEST_F(HttpStarvationTest, ClientThatNeverReadsIsDropped) {
   ASSERT_TRUE(WaitUntil([&] { return server_->stats().open_connections == 0; },
                         seconds(5)))
       << server_->stats().open_connections;
+}
+
+// The agent binary with its default limits: 1,000 idle connections from ten
+// addresses (100 each, under the per-address cap) and scrapes still answer.
+TEST(HttpStarvationAgentTest, AgentWithDefaultsServesScrapesPastIdleClients) {
+  if (RaiseFileLimit(4096) < 1200) {
+    GTEST_SKIP() << "open-file limit below 1200; raise ulimit -n";
+  }
+  const std::string host =
+      std::string(TRAINSCOPE_SOURCE_DIR) + "/tests/fixtures/hosts/v2-systemd";
+  const int port = FreePort();
+  AgentProcess agent({"--listen", "127.0.0.1:" + std::to_string(port),
+                      "--interval", "0.5", "--discovery", "file", "--pod-file",
+                      host + "/pods.json", "--host-proc", host + "/proc",
+                      "--host-sys", host + "/sys", "--cgroup-root",
+                      host + "/sys/fs/cgroup", "--flows", "off"});
+  ASSERT_TRUE(agent.WaitHttpOk(port, "/readyz", seconds(10))) << agent.Stderr();
+  std::vector<UniqueFd> idle;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string source = "127.0.0." + std::to_string(2 + i / 100);
+    idle.push_back(ConnectLoopback(port, source.c_str()));
+    ASSERT_TRUE(idle.back().valid()) << i;
+  }
+  for (int i = 0; i < 10; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    auto metrics = RawGet(port, "/metrics", seconds(3));
+    ASSERT_TRUE(metrics.has_value()) << "scrape " << i;
+    EXPECT_EQ(StatusOf(*metrics), 200);
+    EXPECT_NE(metrics->find("trainscope_http_connections "), std::string::npos);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2));
+  }
+  // None of the idle ones was dropped to make room (5 s header deadline).
+  int still_open = 0;
+  for (const UniqueFd& fd : idle) {
+    if (!ClosedWithin(fd.get(), milliseconds(0))) ++still_open;
+  }
+  EXPECT_EQ(still_open, 1000);
 }
 
 }  // namespace
