@@ -8,6 +8,7 @@ std::optional<std::string> LogLimiter::Pass(const std::string& key,
                                             std::string message,
                                             Clock::time_point now) {
   std::lock_guard lock(mu_);
+  if (seen_.size() >= kMaxKeys && !seen_.count(key)) seen_.clear();
   auto [it, first] = seen_.try_emplace(key, Seen{now, 0});
   if (first) return message;
   Seen& seen = it->second;
@@ -27,6 +28,11 @@ std::optional<std::string> LogLimiter::Pass(const std::string& key,
 bool LogLimiter::Clear(const std::string& key) {
   std::lock_guard lock(mu_);
   return seen_.erase(key) > 0;
+}
+
+void LogLimiter::ClearAll() {
+  std::lock_guard lock(mu_);
+  seen_.clear();
 }
 
 std::string ShortDuration(std::chrono::steady_clock::duration d) {

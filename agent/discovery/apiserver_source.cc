@@ -184,8 +184,9 @@ void ApiServerSource::RecordError(const std::string& message,
   }
   failing_ = true;
   known = pods_.size();
+  // Keyed by the error itself: a new kind of failure is logged at once.
   if (auto line = log_limiter_.Pass(
-          "apiserver",
+          message,
           fmt::format("apiserver {}; keeping {} known {}, retry in {} ms",
                       message, known, options_.log_name, retry_in.count()))) {
     spdlog::warn("[discovery] {}", *line);
@@ -245,7 +246,7 @@ Status ApiServerSource::List() {
                    pods_.size(), options_.log_name, rv);
     }
     failing_ = false;
-    log_limiter_.Clear("apiserver");
+    log_limiter_.ClearAll();
     stats_.ready = true;
     stats_.last_success_unix_seconds = NowUnixSeconds();
   }

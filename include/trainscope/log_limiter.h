@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -26,6 +27,12 @@ class LogLimiter {
                                   Clock::time_point now = Clock::now());
   // The condition behind `key` cleared; true when it had been seen.
   bool Clear(const std::string& key);
+  // Everything cleared (a source that works again).
+  void ClearAll();
+
+  // Keys remembered at most; beyond, the memory starts over (bounds a
+  // failure whose message, used as key, keeps changing).
+  static constexpr size_t kMaxKeys = 256;
 
  private:
   struct Seen {

@@ -48,6 +48,27 @@ TEST(LogLimiterTest, SingleRepeatIsSingular) {
             "m (1 repeat not logged in the last 30s)");
 }
 
+TEST(LogLimiterTest, ClearAllForgetsEveryKey) {
+  LogLimiter limiter(std::chrono::seconds(300));
+  const auto t0 = LogLimiter::Clock::time_point{} + std::chrono::seconds(1000);
+  limiter.Pass("a", "x", t0);
+  limiter.Pass("b", "y", t0);
+  limiter.ClearAll();
+  EXPECT_TRUE(limiter.Pass("a", "x", t0 + std::chrono::seconds(1)));
+  EXPECT_TRUE(limiter.Pass("b", "y", t0 + std::chrono::seconds(1)));
+}
+
+TEST(LogLimiterTest, MemoryIsBounded) {
+  LogLimiter limiter(std::chrono::seconds(300));
+  const auto t0 = LogLimiter::Clock::time_point{} + std::chrono::seconds(1000);
+  for (size_t i = 0; i < LogLimiter::kMaxKeys; ++i) {
+    limiter.Pass("k" + std::to_string(i), "m", t0);
+  }
+  EXPECT_FALSE(limiter.Pass("k0", "m", t0));  // remembered
+  limiter.Pass("one-more", "m", t0);          // starts over
+  EXPECT_TRUE(limiter.Pass("k0", "m", t0));
+}
+
 TEST(ShortDurationTest, NamesWholeUnits) {
   EXPECT_EQ(ShortDuration(std::chrono::minutes(5)), "5m");
   EXPECT_EQ(ShortDuration(std::chrono::hours(2)), "2h");
