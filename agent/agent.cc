@@ -9,6 +9,7 @@
 #include "exporter/discovery_families.h"
 #include "exporter/flows_families.h"
 #include "exporter/gpu_families.h"
+#include "exporter/http_families.h"
 #include "exporter/node_families.h"
 #include "exporter/pod_families.h"
 
@@ -47,16 +48,19 @@ Status Agent::Start() {
       return Status::Error("--role-labels: " + parsed.message());
   }
 
-  http_ = std::make_unique<HttpServer>(HttpHandlers{
-      .metrics = [this] { return exporter_->Render(); },
-      .ready = [this](std::string* why) { return Ready(why); },
-      .pods_json =
-          [this] {
-            auto latest = history_.Latest();
-            return PodsView(*pods_.Get(), latest.get()).dump();
-          },
-      .report = [this](const std::string& format) { return Report(format); },
-  });
+  http_ = std::make_unique<HttpServer>(
+      HttpHandlers{
+          .metrics = [this] { return exporter_->Render(); },
+          .ready = [this](std::string* why) { return Ready(why); },
+          .pods_json =
+              [this] {
+                auto latest = history_.Latest();
+                return PodsView(*pods_.Get(), latest.get()).dump();
+              },
+          .report =
+              [this](const std::string& format) { return Report(format); },
+      },
+      config_.http);
   // Bind before starting anything else: a taken port is the most common
   // start-up error and must not leave threads behind.
   if (Status bound = http_->Bind(config_.listen_host, config_.listen_port);
@@ -111,6 +115,10 @@ Status Agent::Start() {
                             std::vector<prometheus::MetricFamily>& out) {
     AppendDiagnosisFamilies(ctx, diagnosis_->Active(), out);
   });
+  sections.push_back(
+      [this](const ExportContext&, std::vector<prometheus::MetricFamily>& out) {
+        AppendHttpFamilies(http_->stats(), http_->limits(), out);
+      });
   exporter_ = std::make_unique<Exporter>(
       history_, config_.node_name, std::move(sections),
       SelfStats{

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "discovery/peer_pod_source.h"
+#include "http_flags.h"
 #include "version.h"
 
 namespace trainscope {
@@ -64,6 +65,7 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
       app.add_option("--listen", cfg.listen, "HTTP listen address ADDR:PORT")
           ->envname("TRAINSCOPE_LISTEN")
           ->capture_default_str();
+  AddHttpFlags(app, &cfg.http);
   app.add_option("--interval", cfg.interval_seconds,
                  "Sampling interval in seconds (fractions allowed)")
       ->envname("TRAINSCOPE_INTERVAL")

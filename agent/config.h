@@ -5,6 +5,7 @@
 #include <variant>
 #include <vector>
 
+#include "http_connections.h"
 #include "trainscope/host_paths.h"
 
 namespace trainscope {
@@ -13,6 +14,7 @@ struct AgentConfig {
   std::string listen = "0.0.0.0:9476";
   std::string listen_host = "0.0.0.0";
   int listen_port = 9476;
+  HttpLimits http;  // --http-* flags
   double interval_seconds = 5;
   std::string node_name;
   HostPaths host;

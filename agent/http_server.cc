@@ -1,174 +1,358 @@
 #include "http_server.h"
 
-#include <httplib.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <chrono>
+#include <cstdarg>
 #include <cstring>
 #include <exception>
+
+#include "trainscope/log_limiter.h"
 
 namespace trainscope {
 namespace {
 
-constexpr const char* kMetricsContentType =
-    "text/plain; version=0.0.4; charset=utf-8";
-constexpr const char* kJsonContentType = "application/json";
+using Clock = HttpConnectionTable::Clock;
 
-// Runs a handler; an exception becomes a 500 rather than a dead server.
-template <typename F>
-void Guarded(const char* path, httplib::Response& res, F&& body) {
-  try {
-    body();
-  } catch (const std::exception& e) {
-    spdlog::error("[http] {} failed: {}", path, e.what());
-    res.status = 500;
-    res.set_content(std::string("internal error: ") + e.what() + "\n",
-                    "text/plain");
+// How often the accept loop checks header deadlines when nothing arrives.
+constexpr int kSweepMs = 100;
+// Accepts per wake-up, so a connection flood cannot delay the sweep.
+constexpr int kAcceptBurst = 256;
+// Descriptors the rest of the agent needs besides HTTP connections.
+constexpr rlim_t kReservedFds = 256;
+
+int SocketFd(MHD_Connection* connection) {
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+  return info ? info->connect_fd : -1;
+}
+
+// Idle sockets are cheap but each is a descriptor: raise the soft limit to
+// what the connection cap needs, or lower the cap to what the hard limit
+// allows.
+HttpLimits FitFileLimit(HttpLimits limits) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return limits;
+  const rlim_t needed =
+      static_cast<rlim_t>(limits.max_connections) + kReservedFds;
+  if (rl.rlim_cur < needed) {
+    rlimit raised = rl;
+    raised.rlim_cur =
+        rl.rlim_max == RLIM_INFINITY ? needed : std::min(needed, rl.rlim_max);
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) rl = raised;
   }
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < needed) {
+    int fitted = static_cast<int>(
+        rl.rlim_cur > kReservedFds + 16 ? rl.rlim_cur - kReservedFds : 16);
+    spdlog::warn(
+        "[http] open-file limit {} allows {} connections, not {}; raise "
+        "`ulimit -n` to serve more",
+        rl.rlim_cur, fitted, limits.max_connections);
+    limits.max_connections = fitted;
+  }
+  return limits;
+}
+
+Status ListenError(const std::string& host, int port, const std::string& why) {
+  return Status::Error("cannot listen on " + host + ":" + std::to_string(port) +
+                       ": " + why);
+}
+
+// A listening socket on the first address `host` resolves to; "" means
+// every address. Only SO_REUSEADDR: SO_REUSEPORT would let a second agent
+// bind the same port and silently take half the scrapes.
+Status OpenListener(const std::string& host, int port, UniqueFd* out,
+                    int* bound_port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(),
+                           service.c_str(), &hints, &found);
+      rc != 0) {
+    return ListenError(host, port, gai_strerror(rc));
+  }
+  std::string why = "no usable address";
+  for (addrinfo* ai = found; ai; ai = ai->ai_next) {
+    UniqueFd fd(::socket(ai->ai_family,
+                         ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                         ai->ai_protocol));
+    if (!fd.valid()) {
+      why = std::strerror(errno);
+      continue;
+    }
+    int yes = 1;
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0 ||
+        ::listen(fd.get(), SOMAXCONN) != 0) {
+      why = std::strerror(errno);
+      continue;
+    }
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len);
+    *bound_port = ntohs(local.ss_family == AF_INET6
+                            ? reinterpret_cast<sockaddr_in6*>(&local)->sin6_port
+                            : reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+    *out = std::move(fd);
+    freeaddrinfo(found);
+    return Status::Ok();
+  }
+  freeaddrinfo(found);
+  return ListenError(host, port, why);
+}
+
+MHD_Result CollectQuery(void* cls, MHD_ValueKind, const char* key,
+                        const char* value) {
+  auto* query = static_cast<std::map<std::string, std::string>*>(cls);
+  if (key) query->emplace(key, value ? value : "");
+  return MHD_YES;
+}
+
+void LogFromMhd(void*, const char* fmt, va_list ap) {
+  char line[512];
+  std::vsnprintf(line, sizeof line, fmt, ap);
+  std::string_view text(line);
+  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  spdlog::debug("[http] libmicrohttpd: {}", text);
 }
 
 }  // namespace
 
-HttpServer::HttpServer(HttpHandlers handlers)
-    : handlers_(std::move(handlers)),
-      server_(std::make_unique<httplib::Server>()) {
-  // Scrapes are small and few; a handful of workers is plenty and keeps the
-  // agent's thread count (and RSS) low.
-  server_->new_task_queue = [] { return new httplib::ThreadPool(4); };
-  // Short read and keep-alive timeouts bound how long an idle or slow client
-  // can hold a worker, and so how long shutdown waits: httplib joins its
-  // workers, and an idle keep-alive connection is only noticed after this
-  // timeout. Scrapers send their request in one packet and simply reconnect.
-  server_->set_read_timeout(1, 0);
-  server_->set_write_timeout(5, 0);
-  server_->set_keep_alive_timeout(1);
-  server_->set_payload_max_length(64 * 1024);
-  // httplib's default also sets SO_REUSEPORT, which would let a second agent
-  // bind the same port and silently take half the scrapes.
-  server_->set_socket_options([](int sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  Routes();
-}
+// libmicrohttpd's C callbacks; none lets an exception escape.
+struct HttpServerCallbacks {
+  // libmicrohttpd calls this once when the header is complete, then again
+  // for each piece of body and once at its end. A response queued in the
+  // first call closes the connection afterwards, so a body-less GET or HEAD
+  // is answered in the second call (keep-alive works); anything with a body
+  // is refused at once and the connection closed rather than read.
+  static MHD_Result OnRequest(void* cls, MHD_Connection* connection,
+                              const char* url, const char* method, const char*,
+                              const char*, size_t* upload_data_size,
+                              void** request_ctx) {
+    auto* server = static_cast<HttpServer*>(cls);
+    if (*request_ctx == &kAnswered) {
+      *upload_data_size = 0;  // discard
+      return MHD_YES;
+    }
+    if (*request_ctx == nullptr) {
+      server->connections_.HeaderReceived(SocketFd(connection));
+      if (WithoutBody(connection, method)) {
+        *request_ctx = &kDeferred;
+        return MHD_YES;
+      }
+    }
+    *request_ctx = &kAnswered;
+    *upload_data_size = 0;
+    return server->Respond(connection, url, method) ? MHD_YES : MHD_NO;
+  }
+
+  static bool WithoutBody(MHD_Connection* connection, const char* method) {
+    const std::string_view m = method ? method : "";
+    return (m == "GET" || m == "HEAD") &&
+           !MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                        MHD_HTTP_HEADER_CONTENT_LENGTH) &&
+           !MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                        MHD_HTTP_HEADER_TRANSFER_ENCODING);
+  }
+
+  static inline char kDeferred = 0;
+  static inline char kAnswered = 0;
+
+  static void OnConnection(void* cls, MHD_Connection* connection, void**,
+                           MHD_ConnectionNotificationCode event) {
+    if (event != MHD_CONNECTION_NOTIFY_CLOSED) return;
+    static_cast<HttpServer*>(cls)->connections_.Closed(SocketFd(connection));
+  }
+
+  static void OnCompleted(void* cls, MHD_Connection* connection, void**,
+                          MHD_RequestTerminationCode) {
+    static_cast<HttpServer*>(cls)->connections_.RequestDone(
+        SocketFd(connection), Clock::now());
+  }
+};
+
+HttpServer::HttpServer(HttpHandlers handlers, HttpLimits limits)
+    : router_(AgentRoutes(handlers)),
+      limits_(FitFileLimit(limits)),
+      connections_(limits_) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
-void HttpServer::Routes() {
-  auto& s = *server_;
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    Guarded("/metrics", res,
-            [&] { res.set_content(handlers_.metrics(), kMetricsContentType); });
-  });
-  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
-  });
-  s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    Guarded("/readyz", res, [&] {
-      std::string why;
-      if (handlers_.ready(&why)) {
-        res.set_content("ready\n", "text/plain");
-      } else {
-        res.status = 503;
-        res.set_content("not ready: " + why + "\n", "text/plain");
-      }
-    });
-  });
-  s.Get("/api/v1/pods",
-        [this](const httplib::Request&, httplib::Response& res) {
-          Guarded("/api/v1/pods", res, [&] {
-            res.set_content(handlers_.pods_json(), kJsonContentType);
-          });
-        });
-  s.Get("/api/v1/report",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          Guarded("/api/v1/report", res, [&] {
-            std::string format = req.get_param_value("format");
-            if (!format.empty() && format != "json" && format != "text") {
-              res.status = 400;
-              res.set_content("format must be json or text\n", "text/plain");
-              return;
-            }
-            HttpResponse r = handlers_.report(format);
-            res.status = r.status;
-            res.set_content(r.body, r.content_type);
-          });
-        });
-  const char* known[] = {"/metrics", "/healthz", "/readyz", "/api/v1/pods",
-                         "/api/v1/report"};
-  auto not_allowed = [](const httplib::Request& req, httplib::Response& res) {
-    res.status = 405;
-    res.set_header("Allow", "GET, HEAD");
-    res.set_content("method " + req.method + " not allowed\n", "text/plain");
-  };
-  for (const char* path : known) {
-    s.Post(path, not_allowed);
-    s.Put(path, not_allowed);
-    s.Delete(path, not_allowed);
-    s.Patch(path, not_allowed);
-    s.Options(path, not_allowed);
+Status HttpServer::Bind(const std::string& host, int port) {
+  if (Status s = OpenListener(host, port, &listen_fd_, &port_); !s.ok()) {
+    port_ = 0;
+    return s;
   }
-  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (res.status == 404 && res.body.empty()) {
-      res.set_content("not found: " + req.path +
-                          "\n(try /metrics, /healthz, /readyz, /api/v1/pods, "
-                          "/api/v1/report)\n",
-                      "text/plain");
-    }
-  });
-  s.set_exception_handler([](const httplib::Request& req,
-                             httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown";
-    try {
-      if (ep) std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    spdlog::error("[http] {} {}: {}", req.method, req.path, what);
-    res.status = 500;
-    res.set_content("internal error\n", "text/plain");
-  });
+  wake_fd_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake_fd_.valid()) {
+    listen_fd_.reset();
+    return Status::Error(std::string("http: eventfd: ") + std::strerror(errno));
+  }
+  if (Status s = StartDaemon(); !s.ok()) {
+    listen_fd_.reset();
+    return s;
+  }
+  return Status::Ok();
 }
 
-Status HttpServer::Bind(const std::string& host, int port) {
-  errno = 0;
-  if (port == 0) {
-    port_ = server_->bind_to_any_port(host);
-    if (port_ < 0) port_ = 0;
-  } else if (server_->bind_to_port(host, port)) {
-    port_ = port;
-  }
-  if (port_ <= 0) {
-    int err = errno;
-    return Status::Error(
-        "cannot listen on " + host + ":" + std::to_string(port) + ": " +
-        (err ? std::strerror(err) : "address invalid or already in use"));
+Status HttpServer::StartDaemon() {
+  const unsigned timeout_s = static_cast<unsigned>(
+      std::max<int64_t>(1, (limits_.timeout.count() + 999) / 1000));
+  // Our accept loop enforces the connection cap; libmicrohttpd's limit only
+  // needs to stay out of its way.
+  const unsigned mhd_limit =
+      static_cast<unsigned>(limits_.max_connections + 8 * limits_.threads);
+  daemon_ = MHD_start_daemon(
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+          MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_USE_ERROR_LOG,
+      0, nullptr, nullptr, &HttpServerCallbacks::OnRequest, this,
+      MHD_OPTION_THREAD_POOL_SIZE,
+      static_cast<unsigned>(std::max(1, limits_.threads)),
+      MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_CONNECTION_TIMEOUT,
+      timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      static_cast<size_t>(limits_.connection_buffer_bytes),
+      MHD_OPTION_NOTIFY_CONNECTION, &HttpServerCallbacks::OnConnection, this,
+      MHD_OPTION_NOTIFY_COMPLETED, &HttpServerCallbacks::OnCompleted, this,
+      MHD_OPTION_EXTERNAL_LOGGER, &LogFromMhd, nullptr, MHD_OPTION_END);
+  if (!daemon_) {
+    return Status::Error("http: cannot start the libmicrohttpd daemon (" +
+                         std::to_string(limits_.threads) + " threads)");
   }
   return Status::Ok();
 }
 
 void HttpServer::Start() {
-  thread_ = std::thread([this] {
-    if (!server_->listen_after_bind()) {
-      spdlog::debug("[http] listener stopped");
-    }
-  });
+  if (!daemon_ || accept_thread_.joinable()) return;
+  accept_thread_ = std::thread([this] { AcceptLoop(); });
 }
 
 void HttpServer::Stop() {
-  if (!server_) return;
-  if (thread_.joinable()) {
-    // httplib's stop() is a no-op until the accept loop runs; a stop that
-    // races a fresh Start() would otherwise leave the join hanging.
-    for (int i = 0; i < 200 && !server_->is_running(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (accept_thread_.joinable()) {
+    uint64_t one = 1;
+    if (::write(wake_fd_.get(), &one, sizeof one) < 0) {
+      spdlog::debug("[http] wake: {}", std::strerror(errno));
     }
-    server_->stop();
-    thread_.join();
+    accept_thread_.join();
   }
+  listen_fd_.reset();
+  if (daemon_) {
+    MHD_stop_daemon(daemon_);  // closes every connection, joins its threads
+    daemon_ = nullptr;
+  }
+}
+
+void HttpServer::AcceptLoop() {
+  pollfd fds[2] = {{listen_fd_.get(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}};
+  while (true) {
+    // With no connection open there is no deadline to watch: sleep until
+    // the next one arrives (no idle wake-ups).
+    const int wait_ms = connections_.open() == 0 ? -1 : kSweepMs;
+    int ready = ::poll(fds, 2, wait_ms);
+    if (ready > 0 && (fds[1].revents & POLLIN)) return;
+    if (ready > 0 && (fds[0].revents & POLLIN)) AcceptReady();
+    header_timeouts_ += connections_.ShutdownOverdue(Clock::now());
+  }
+}
+
+void HttpServer::AcceptReady() {
+  for (int i = 0; i < kAcceptBurst; ++i) {
+    sockaddr_storage peer{};
+    socklen_t len = sizeof peer;
+    int fd = ::accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&peer),
+                       &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE) {
+        Warn("accept", std::string("accept: ") + std::strerror(errno) +
+                           " (raise `ulimit -n` or lower "
+                           "--http-max-connections)");
+        // The pending connection stays in the backlog; do not spin on it.
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      return;
+    }
+    const auto* addr = reinterpret_cast<const sockaddr*>(&peer);
+    switch (connections_.Admit(fd, addr, len, Clock::now())) {
+      case HttpConnectionTable::Verdict::kAdmitted:
+        break;
+      case HttpConnectionTable::Verdict::kTooMany:
+        ++rejected_limit_;  // counted before the client can see the close
+        ::close(fd);
+        Warn("limit", std::to_string(limits_.max_connections) +
+                          " connections open (--http-max-connections): closing "
+                          "new ones");
+        continue;
+      case HttpConnectionTable::Verdict::kTooManyFromAddress:
+        ++rejected_per_ip_;
+        ::close(fd);
+        Warn("per_ip", "one client address holds " +
+                           std::to_string(limits_.max_connections_per_ip) +
+                           " connections (--http-max-connections-per-ip): "
+                           "closing its new ones");
+        continue;
+    }
+    // On failure libmicrohttpd has closed the socket already.
+    if (MHD_add_connection(daemon_, fd, addr, len) != MHD_YES) {
+      connections_.Closed(fd);
+    }
+  }
+}
+
+void HttpServer::Warn(const std::string& key, std::string message) {
+  if (auto line = log_limiter_.Pass(key, std::move(message))) {
+    spdlog::warn("[http] {}", *line);
+  }
+}
+
+int HttpServer::Respond(MHD_Connection* connection, const char* url,
+                        const char* method) {
+  HttpResponse res;
+  HttpRequest req;
+  try {
+    req.method = method ? method : "";
+    req.path = url ? url : "";
+    MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &CollectQuery,
+                              &req.query);
+    const char* accept = MHD_lookup_connection_value(
+        connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    req.accept_encoding = accept ? accept : "";
+    res = router_.Handle(req);
+    MaybeGzip(req, res);
+  } catch (const std::exception& e) {  // bad_alloc and the like
+    spdlog::error("[http] {} {}: {}", req.method, req.path, e.what());
+    res = HttpResponse{500, "text/plain", "internal error\n"};
+  }
+  MHD_Response* response = MHD_create_response_from_buffer(
+      res.body.size(), res.body.data(), MHD_RESPMEM_MUST_COPY);
+  if (!response) return false;
+  if (!res.content_type.empty()) {
+    MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            res.content_type.c_str());
+  }
+  for (const auto& [name, value] : res.headers) {
+    MHD_add_response_header(response, name.c_str(), value.c_str());
+  }
+  MHD_Result queued = MHD_queue_response(
+      connection, static_cast<unsigned>(res.status), response);
+  MHD_destroy_response(response);
+  return queued == MHD_YES;
+}
+
+HttpServerStats HttpServer::stats() const {
+  return HttpServerStats{
+      .open_connections = connections_.open(),
+      .rejected_limit_total = rejected_limit_.load(),
+      .rejected_per_ip_total = rejected_per_ip_.load(),
+      .header_timeouts_total = header_timeouts_.load(),
+  };
 }
 
 }  // namespace trainscope

@@ -1,56 +1,79 @@
 #pragma once
 
 #include <atomic>
-#include <functional>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
 
+#include "http_connections.h"
+#include "http_routes.h"
+#include "trainscope/log_limiter.h"
 #include "trainscope/status.h"
+#include "trainscope/unique_fd.h"
 
-namespace httplib {
-class Server;
-}
+struct MHD_Daemon;
+struct MHD_Connection;
 
 namespace trainscope {
 
-struct HttpResponse {
-  int status = 200;
-  std::string content_type;
-  std::string body;
-};
-
-// What the endpoints serve; each handler may run on any server thread.
-struct HttpHandlers {
-  std::function<std::string()> metrics;
-  std::function<bool(std::string* why)> ready;
-  std::function<std::string()> pods_json;
-  // format: "" or "json" -> JSON, "text" -> a table.
-  std::function<HttpResponse(const std::string& format)> report;
+// Counters for the server's self-metrics and the reliability bench.
+struct HttpServerStats {
+  uint64_t open_connections = 0;
+  uint64_t rejected_limit_total =
+      0;  // closed at accept: --http-max-connections
+  uint64_t rejected_per_ip_total = 0;  // closed at accept: per-address cap
+  uint64_t header_timeouts_total = 0;  // closed: request header not in time
 };
 
 // The agent's one HTTP server: /metrics, /healthz, /readyz, /api/v1/pods,
-// /api/v1/report. Unknown paths get 404, other methods than GET/HEAD 405.
+// /api/v1/report (see AgentRoutes). Unknown paths get 404, other methods
+// than GET/HEAD 405.
+//
+// Event-driven (libmicrohttpd, epoll, a few loop threads), so an idle or slow
+// connection costs a socket and a small buffer, never a thread. The server
+// owns its listening socket and accepts itself: a connection over the limits
+// is closed at once instead of waiting in the kernel's backlog ahead of a
+// scrape, and a request header that is not complete in time ends the
+// connection even when the client keeps dribbling bytes.
 class HttpServer {
  public:
-  explicit HttpServer(HttpHandlers handlers);
+  explicit HttpServer(HttpHandlers handlers, HttpLimits limits = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
   // Binds now, so "port in use" is a start-up error with a clear message.
   Status Bind(const std::string& host, int port);
+  // Starts accepting (after a successful Bind).
   void Start();
+  // Closes the listener and every connection; returns within milliseconds.
   void Stop();
   int port() const { return port_; }
+  const HttpLimits& limits() const { return limits_; }
+  HttpServerStats stats() const;
 
  private:
-  void Routes();
+  Status StartDaemon();
+  void AcceptLoop();
+  void AcceptReady();
 
-  HttpHandlers handlers_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  friend struct HttpServerCallbacks;  // libmicrohttpd's C callbacks
+  int Respond(MHD_Connection* connection, const char* url, const char* method);
+  void Warn(const std::string& key, std::string message);
+
+  HttpRouter router_;
+  HttpLimits limits_;
+  HttpConnectionTable connections_;
+  UniqueFd listen_fd_;
+  UniqueFd wake_fd_;  // eventfd: Stop() wakes the accept loop
+  MHD_Daemon* daemon_ = nullptr;
+  std::thread accept_thread_;
   int port_ = 0;
+  LogLimiter log_limiter_;  // refusals repeat; log them now and then
+  std::atomic<uint64_t> rejected_limit_{0};
+  std::atomic<uint64_t> rejected_per_ip_{0};
+  std::atomic<uint64_t> header_timeouts_{0};
 };
 
 }  // namespace trainscope

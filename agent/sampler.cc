@@ -103,6 +103,7 @@ void Sampler::LogTransition(const CollectorRun& run) {
   last_status_[run.name] = current;
   switch (run.status.code()) {
     case Status::Code::kOk:
+      failure_log_.Clear(run.name);
       if (!first) spdlog::info("[sampler] collector {} recovered", run.name);
       break;
     case Status::Code::kNoData:
@@ -110,8 +111,9 @@ void Sampler::LogTransition(const CollectorRun& run) {
                    run.name, run.status.message());
       break;
     case Status::Code::kError:
-      spdlog::warn("[sampler] collector {} failed: {}", run.name,
-                   run.status.message());
+      if (auto line = failure_log_.Pass(run.name, run.status.message())) {
+        spdlog::warn("[sampler] collector {} failed: {}", run.name, *line);
+      }
       break;
   }
 }

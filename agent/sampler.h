@@ -13,6 +13,7 @@
 
 #include "history.h"
 #include "trainscope/collector.h"
+#include "trainscope/log_limiter.h"
 
 namespace trainscope {
 
@@ -67,6 +68,9 @@ class Sampler {
   std::mutex run_mu_;  // one cycle at a time (RunOnce vs. the loop)
   uint64_t sequence_ = 0;
   std::map<std::string, std::pair<Status::Code, std::string>> last_status_;
+  // A failure whose message changes every cycle (a count, a time) would
+  // otherwise log every cycle.
+  LogLimiter failure_log_;
   std::atomic<double> cpu_seconds_{0};
   std::atomic<uint64_t> cycles_{0};
   std::function<void()> after_cycle_;

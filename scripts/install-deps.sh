@@ -9,12 +9,15 @@ packages=(
   # libraries
   prometheus-cpp-dev libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libcli11-dev zlib1g-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libmicrohttpd-dev
   # flows (eBPF + libpcap)
   libbpf-dev bpftool clang llvm libelf-dev libpcap-dev
   # flows tests: capsh drops capabilities for the BPF-not-permitted case
   libcap2-bin
   # tests and tools: real kernel networking, independent traffic, real Prometheus
   iproute2 procps iperf3 prometheus tcpdump tshark curl python3 ca-certificates
+  # bench/http: HTTP load generator
+  wrk
 )
 
 missing=()

@@ -184,8 +184,13 @@ void ApiServerSource::RecordError(const std::string& message,
   }
   failing_ = true;
   known = pods_.size();
-  spdlog::warn("[discovery] apiserver {}; keeping {} known {}, retry in {} ms",
-               message, known, options_.log_name, retry_in.count());
+  // Keyed by the error itself: a new kind of failure is logged at once.
+  if (auto line = log_limiter_.Pass(
+          message,
+          fmt::format("apiserver {}; keeping {} known {}, retry in {} ms",
+                      message, known, options_.log_name, retry_in.count()))) {
+    spdlog::warn("[discovery] {}", *line);
+  }
 }
 
 void ApiServerSource::MarkSuccess() {
@@ -283,6 +288,7 @@ Status ApiServerSource::List() {
                    pods_.size(), options_.log_name, rv);
     }
     failing_ = false;
+    log_limiter_.ClearAll();
     stats_.ready = true;
     stats_.last_success_unix_seconds = NowUnixSeconds();
   }

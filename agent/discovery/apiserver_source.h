@@ -13,6 +13,7 @@
 #include "discovery/pod_source.h"
 #include "discovery/roles.h"
 #include "discovery/stop_signal.h"
+#include "trainscope/log_limiter.h"
 #include "trainscope/pod.h"
 
 namespace httplib {
@@ -104,6 +105,8 @@ class ApiServerSource : public PodSource {
   std::map<std::string, PodInfo> pods_;  // by uid
   std::string resource_version_;
   bool failing_ = false;  // since the last successful list
+  // An API server down for hours must not log every retry.
+  LogLimiter log_limiter_;
 
   std::mutex client_mu_;
   httplib::Client* in_flight_ = nullptr;

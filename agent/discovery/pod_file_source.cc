@@ -60,13 +60,16 @@ Status PodFileSource::Load() {
   std::lock_guard lock(stats_mu_);
   stats_.ready = true;
   stats_.last_success_unix_seconds = NowUnixSeconds();
+  log_limiter_.ClearAll();
   spdlog::debug("[discovery] pod file {}: {} pods", options_.path.string(),
                 count);
   return Status::Ok();
 }
 
 void PodFileSource::RecordError(const std::string& message) {
-  spdlog::warn("[discovery] {} (keeping the last good pod list)", message);
+  if (auto line = log_limiter_.Pass(message, message)) {
+    spdlog::warn("[discovery] {} (keeping the last good pod list)", *line);
+  }
   std::lock_guard lock(stats_mu_);
   ++stats_.errors_total;
 }

@@ -11,6 +11,7 @@
 #include "discovery/pod_source.h"
 #include "discovery/roles.h"
 #include "discovery/stop_signal.h"
+#include "trainscope/log_limiter.h"
 #include "trainscope/pod.h"
 
 namespace trainscope {
@@ -53,7 +54,8 @@ class PodFileSource : public PodSource {
   PodTable& table_;
   StopSignal stop_;
   std::thread thread_;
-  FileVersion seen_;  // owned by the thread after Start
+  FileVersion seen_;        // owned by the thread after Start
+  LogLimiter log_limiter_;  // a file rewritten broken again and again
 
   mutable std::mutex stats_mu_;
   DiscoveryStats stats_;

@@ -26,6 +26,7 @@ bool Volatile(const std::string& line) {
       "trainscope_sampler_",
       "trainscope_render_duration_seconds",
       "trainscope_scrapes_total",
+      "trainscope_http_",
       "process_",
   };
   std::string name = line;

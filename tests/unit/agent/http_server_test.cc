@@ -78,11 +78,56 @@ TEST_F(HttpServerTest, GzipWhenTheScraperAcceptsIt) {
   EXPECT_LT(res->body.size(), 20001u);
 }
 
+TEST_F(HttpServerTest, HeadAnswersHeadersWithoutBody) {
+  auto res = client_->Head("/metrics");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->get_header_value("Content-Length"), "20001");
+  EXPECT_TRUE(res->body.empty());
+}
+
+TEST_F(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
+  client_->set_keep_alive(true);
+  for (int i = 0; i < 5; ++i) {
+    auto res = client_->Get("/healthz");
+    ASSERT_TRUE(res) << i;
+    EXPECT_EQ(res->body, "ok\n");
+  }
+  EXPECT_EQ(server_->stats().open_connections, 1u);
+}
+
+TEST_F(HttpServerTest, RequestBodyOfARefusedMethodIsDiscarded) {
+  auto post =
+      client_->Post("/api/v1/report", std::string(100000, 'x'), "text/plain");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 405);
+  EXPECT_EQ(client_->Get("/healthz")->status, 200);
+}
+
 TEST_F(HttpServerTest, HandlerExceptionIs500AndServerLivesOn) {
   fail_metrics_ = true;
   EXPECT_EQ(client_->Get("/metrics")->status, 500);
   fail_metrics_ = false;
   EXPECT_EQ(client_->Get("/metrics")->status, 200);
+}
+
+TEST(HttpServerBindTest, ListensOnIpv6Loopback) {
+  HttpServer server(HttpHandlers{});
+  if (!server.Bind("::1", 0).ok()) GTEST_SKIP() << "no IPv6 loopback";
+  server.Start();
+  httplib::Client client("::1", server.port());
+  auto res = client.Get("/healthz");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+}
+
+TEST(HttpServerBindTest, BadAddressIsAClearError) {
+  HttpServer server(HttpHandlers{});
+  Status status = server.Bind("203.0.113.300", 0);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("cannot listen on 203.0.113.300:0"),
+            std::string::npos)
+      << status.message();
 }
 
 TEST(HttpServerBindTest, PortInUseIsAClearError) {

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace trainscope {
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type;
+  std::string body;
+  // Extra headers (Allow, Content-Encoding, ...).
+  std::vector<std::pair<std::string, std::string>> headers = {};
+};
+
+// What the endpoints serve; each handler may run on any server thread.
+struct HttpHandlers {
+  std::function<std::string()> metrics;
+  std::function<bool(std::string* why)> ready;
+  std::function<std::string()> pods_json;
+  // format: "" or "json" -> JSON, "text" -> a table.
+  std::function<HttpResponse(const std::string& format)> report;
+};
+
+// One parsed request, as the routes see it.
+struct HttpRequest {
+  std::string method;  // "GET", "HEAD", "POST", ...
+  std::string path;    // without the query string
+  std::map<std::string, std::string> query;
+  std::string accept_encoding;
+
+  std::string Query(const std::string& name) const {
+    auto it = query.find(name);
+    return it == query.end() ? std::string() : it->second;
+  }
+};
+
+// A path and what a GET (or HEAD) of it answers.
+struct HttpRoute {
+  std::string path;
+  std::function<HttpResponse(const HttpRequest&)> get;
+};
+
+// The agent's endpoints; adding one is one line in AgentRoutes().
+std::vector<HttpRoute> AgentRoutes(const HttpHandlers& handlers);
+
+// Answers requests from a route table: GET and HEAD go to the route, other
+// methods on a known path get 405 with Allow, unknown paths 404, and a
+// throwing handler 500 (the server lives on). Thread-safe (const).
+class HttpRouter {
+ public:
+  explicit HttpRouter(std::vector<HttpRoute> routes);
+  HttpResponse Handle(const HttpRequest& request) const;
+
+ private:
+  std::vector<HttpRoute> routes_;
+  std::string known_paths_;  // for the 404 hint
+};
+
+// True when an Accept-Encoding value admits gzip (q > 0).
+bool AcceptsGzip(std::string_view accept_encoding);
+
+// Compresses a successful, not tiny body when the client accepts gzip and
+// marks it with Content-Encoding; leaves the response alone otherwise.
+void MaybeGzip(const HttpRequest& request, HttpResponse& response);
+
+}  // namespace trainscope
