@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "api_views.h"
 #include "collector_registry.h"
 #include "discovery/pod_source_factory.h"
@@ -11,6 +14,7 @@
 #include "exporter/gpu_families.h"
 #include "exporter/node_families.h"
 #include "exporter/pod_families.h"
+#include "report_page/page.h"
 
 namespace trainscope {
 namespace {
@@ -56,6 +60,7 @@ Status Agent::Start() {
             return PodsView(*pods_.Get(), latest.get()).dump();
           },
       .report = [this](const std::string& format) { return Report(format); },
+      .page = [this] { return Page(); },
   });
   // Bind before starting anything else: a taken port is the most common
   // start-up error and must not leave threads behind.
@@ -149,7 +154,7 @@ bool Agent::Ready(std::string* why) const {
   return true;
 }
 
-HttpResponse Agent::Report(const std::string& format) const {
+nlohmann::json Agent::ReportJson() const {
   nlohmann::json diagnoses = nlohmann::json::array();
   std::vector<JobPsShares> shares;
   if (diagnosis_) {
@@ -161,10 +166,25 @@ HttpResponse Agent::Report(const std::string& format) const {
   nlohmann::json report = ReportView(config_.node_name, *pods_.Get(), diagnoses,
                                      std::chrono::system_clock::now());
   SetPsTrafficShares(report, shares);
+  AddPodNodes(report, *peer_pods_.Get());
+  return report;
+}
+
+HttpResponse Agent::Report(const std::string& format) const {
+  const nlohmann::json report = ReportJson();
   if (format == "text") {
     return {200, "text/plain; charset=utf-8", ReportText(report)};
   }
   return {200, "application/json", report.dump()};
+}
+
+HttpResponse Agent::Page() const {
+  // Refreshes about every other sample, never more than every 5 s.
+  const int refresh =
+      std::max(5, static_cast<int>(std::ceil(2 * config_.interval_seconds)));
+  return {200, "text/html; charset=utf-8",
+          page::RenderReportPage(
+              ReportJson(), {.agent_links = true, .refresh_seconds = refresh})};
 }
 
 }  // namespace trainscope

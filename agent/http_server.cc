@@ -9,6 +9,8 @@
 #include <cstring>
 #include <exception>
 
+#include "report_page/page.h"
+
 namespace trainscope {
 namespace {
 
@@ -96,8 +98,23 @@ void HttpServer::Routes() {
             res.set_content(r.body, r.content_type);
           });
         });
-  const char* known[] = {"/metrics", "/healthz", "/readyz", "/api/v1/pods",
-                         "/api/v1/report"};
+  s.Get("/", [this](const httplib::Request&, httplib::Response& res) {
+    Guarded("/", res, [&] {
+      if (!handlers_.page) {
+        res.status = 404;
+        return;
+      }
+      HttpResponse r = handlers_.page();
+      res.status = r.status;
+      res.set_header("Content-Security-Policy",
+                     std::string(page::kContentSecurityPolicyHeader));
+      res.set_header("X-Content-Type-Options", "nosniff");
+      res.set_header("Cache-Control", "no-store");
+      res.set_content(r.body, r.content_type);
+    });
+  });
+  const char* known[] = {"/",       "/metrics",     "/healthz",
+                         "/readyz", "/api/v1/pods", "/api/v1/report"};
   auto not_allowed = [](const httplib::Request& req, httplib::Response& res) {
     res.status = 405;
     res.set_header("Allow", "GET, HEAD");
@@ -112,10 +129,11 @@ void HttpServer::Routes() {
   }
   s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 404 && res.body.empty()) {
-      res.set_content("not found: " + req.path +
-                          "\n(try /metrics, /healthz, /readyz, /api/v1/pods, "
-                          "/api/v1/report)\n",
-                      "text/plain");
+      res.set_content(
+          "not found: " + req.path +
+              "\n(try /, /metrics, /healthz, /readyz, /api/v1/pods, "
+              "/api/v1/report)\n",
+          "text/plain");
     }
   });
   s.set_exception_handler([](const httplib::Request& req,

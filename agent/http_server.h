@@ -27,10 +27,13 @@ struct HttpHandlers {
   std::function<std::string()> pods_json;
   // format: "" or "json" -> JSON, "text" -> a table.
   std::function<HttpResponse(const std::string& format)> report;
+  // GET /: the report page (HTML); served with a Content-Security-Policy.
+  std::function<HttpResponse()> page;
 };
 
-// The agent's one HTTP server: /metrics, /healthz, /readyz, /api/v1/pods,
-// /api/v1/report. Unknown paths get 404, other methods than GET/HEAD 405.
+// The agent's one HTTP server: / (report page), /metrics, /healthz, /readyz,
+// /api/v1/pods, /api/v1/report. Unknown paths get 404, other methods than
+// GET/HEAD 405.
 class HttpServer {
  public:
   explicit HttpServer(HttpHandlers handlers);
