@@ -15,6 +15,8 @@ packages=(
   libcap2-bin
   # tests and tools: real kernel networking, independent traffic, real Prometheus
   iproute2 procps iperf3 prometheus tcpdump tshark curl python3 ca-certificates
+  # browser tests of the report page (tests/browser): headless Chromium
+  chromium
 )
 
 missing=()
