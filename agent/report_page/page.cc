@@ -250,8 +250,10 @@ void Overview(std::string& out, const ReportModel& m) {
       m.jobs.size(), m.jobs.size() == 1 ? "" : "s", pods);
   for (const char* s : {"critical", "warning", "info"}) {
     if (by_severity[s]) {
-      out += fmt::format("<span class=\"pill sev-{0}\">{1} {0}</span>", s,
-                         by_severity[s]);
+      const bool plural =
+          by_severity[s] > 1 && std::string_view(s) == "warning";
+      out += fmt::format("<span class=\"pill sev-{0}\">{1} {0}{2}</span>", s,
+                         by_severity[s], plural ? "s" : "");
     }
   }
   out += "</div>";

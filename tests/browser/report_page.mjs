@@ -61,7 +61,16 @@ function bigJobReport() {
 
 const evil = '<script>alert("pwned")</script>';
 const scenarios = [
-  { name: 'hot-ps', fixture: 'hot-ps.json', screenshot: true,
+  // A real report: the agent's /api/v1/report at the end of scripts/demo.sh
+  // (trainsim's hot-ps-embedding scenario).
+  { name: 'hot-ps-trainsim', fixture: 'hot-ps-trainsim.json', screenshot: 'hot-ps',
+    async check(page) {
+      await expectCount(page, '[data-role="ps"][data-hot="true"][data-pod="ctr-ps-0"]', 1);
+      await expectCount(page, '[data-role="ps"][data-hot="true"]', 1);
+      await expectCount(page, 'svg.topology g.pod', 8);
+      await expectCount(page, 'svg.topology g.edges line', 16);
+    } },
+  { name: 'hot-ps', fixture: 'hot-ps.json',
     async check(page) {
       await expectCount(page, '[data-role="ps"][data-hot="true"][data-pod="ctr-ps-0"]', 1);
       await expectCount(page, '[data-role="ps"][data-hot="true"]', 1);
@@ -70,14 +79,14 @@ const scenarios = [
       await expectCount(page, 'svg.topology g.pod', 10);
       await expectText(page, 'ctr-ps-0 carries 87%');
     } },
-  { name: 'straggler', fixture: 'straggler.json', screenshot: true,
+  { name: 'straggler', fixture: 'straggler.json', screenshot: 'straggler',
     async check(page) {
       await expectCount(page, 'g.pod.straggler[data-straggler="true"][data-pod="ranker-worker-3"]', 1);
       await expectCount(page, 'g.pod.straggler', 1);
       await expectCount(page, '[data-hot="true"]', 0);
       await expectCount(page, 'article.diag', 2);
     } },
-  { name: 'multi-job', fixture: 'multi-job.json', screenshot: true,
+  { name: 'multi-job', fixture: 'multi-job.json', screenshot: 'multi-job',
     async check(page) {
       await expectCount(page, 'section.job', 2);
       await expectCount(page, 'section.job[data-job="ctr"] g.node-group', 3);
@@ -163,7 +172,7 @@ try {
       await s.check(page);
       await page.screenshot({ path: path.join(out, `${s.name}.png`), fullPage: true });
       if (s.screenshot && args.screenshots) {
-        await page.screenshot({ path: path.join(args.screenshots, `report-page-${s.name}.png`), fullPage: true });
+        await page.screenshot({ path: path.join(args.screenshots, `report-page-${s.screenshot}.png`), fullPage: true });
       }
     } catch (e) {
       problems.push(e.message);
