@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "api_views.h"
 #include "collector_registry.h"
 #include "discovery/pod_source_factory.h"
@@ -12,6 +15,7 @@
 #include "exporter/http_families.h"
 #include "exporter/node_families.h"
 #include "exporter/pod_families.h"
+#include "report_page/page.h"
 
 namespace trainscope {
 namespace {
@@ -59,6 +63,7 @@ Status Agent::Start() {
               },
           .report =
               [this](const std::string& format) { return Report(format); },
+          .page = [this] { return Page(); },
       },
       config_.http);
   // Bind before starting anything else: a taken port is the most common
@@ -157,7 +162,7 @@ bool Agent::Ready(std::string* why) const {
   return true;
 }
 
-HttpResponse Agent::Report(const std::string& format) const {
+nlohmann::json Agent::ReportJson() const {
   nlohmann::json diagnoses = nlohmann::json::array();
   std::vector<JobPsShares> shares;
   if (diagnosis_) {
@@ -169,10 +174,25 @@ HttpResponse Agent::Report(const std::string& format) const {
   nlohmann::json report = ReportView(config_.node_name, *pods_.Get(), diagnoses,
                                      std::chrono::system_clock::now());
   SetPsTrafficShares(report, shares);
+  AddPodNodes(report, *peer_pods_.Get());
+  return report;
+}
+
+HttpResponse Agent::Report(const std::string& format) const {
+  const nlohmann::json report = ReportJson();
   if (format == "text") {
     return {200, "text/plain; charset=utf-8", ReportText(report)};
   }
   return {200, "application/json", report.dump()};
+}
+
+HttpResponse Agent::Page() const {
+  // Refreshes about every other sample, never more than every 5 s.
+  const int refresh =
+      std::max(5, static_cast<int>(std::ceil(2 * config_.interval_seconds)));
+  return {200, "text/html; charset=utf-8",
+          page::RenderReportPage(
+              ReportJson(), {.agent_links = true, .refresh_seconds = refresh})};
 }
 
 }  // namespace trainscope

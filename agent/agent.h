@@ -29,7 +29,10 @@ class Agent {
 
  private:
   bool Ready(std::string* why) const;
+  nlohmann::json ReportJson() const;
   HttpResponse Report(const std::string& format) const;
+  // GET /: the report page of this node.
+  HttpResponse Page() const;
 
   AgentConfig config_;
   PodTable pods_;

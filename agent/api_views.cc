@@ -1,6 +1,7 @@
 #include "api_views.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -8,6 +9,20 @@
 #include <tuple>
 
 namespace trainscope {
+namespace {
+
+// "namespace/pod" -> "pod".
+std::string NameOfKey(const std::string& key) {
+  const auto slash = key.find('/');
+  return slash == std::string::npos ? key : key.substr(slash + 1);
+}
+
+// Rates rounded to 0.1 B/s: the page and a reader need no more.
+double Rate(double bytes_per_second) {
+  return std::round(bytes_per_second * 10) / 10;
+}
+
+}  // namespace
 
 nlohmann::json PodsView(const PodList& pods, const Snapshot* latest) {
   nlohmann::json items = nlohmann::json::array();
@@ -59,9 +74,13 @@ nlohmann::json ReportView(const std::string& node, const PodList& pods,
   std::map<std::pair<std::string, std::string>,
            std::pair<std::vector<std::string>, std::vector<std::string>>>
       jobs;
+  std::map<std::pair<std::string, std::string>, nlohmann::json> nodes;
   for (const auto& pod : pods) {
     if (pod.training_job.empty()) continue;
     auto& [ps, workers] = jobs[{pod.namespace_name, pod.training_job}];
+    auto& job_nodes = nodes[{pod.namespace_name, pod.training_job}];
+    if (!job_nodes.is_object()) job_nodes = nlohmann::json::object();
+    if (!pod.node.empty()) job_nodes[pod.name] = pod.node;
     if (pod.role == Role::kPs) ps.push_back(pod.name);
     if (pod.role == Role::kWorker || pod.role == Role::kChief ||
         pod.role == Role::kMaster) {
@@ -76,7 +95,8 @@ nlohmann::json ReportView(const std::string& node, const PodList& pods,
                         {"training_job", key.second},
                         {"ps", roles.first},
                         {"workers", roles.second},
-                        {"ps_traffic_share", nlohmann::json::object()}});
+                        {"ps_traffic_share", nlohmann::json::object()},
+                        {"pod_nodes", std::move(nodes[key])}});
   }
   return {
       {"generated_at", Rfc3339(now)},
@@ -89,8 +109,20 @@ std::vector<JobPsShares> PsSharesOf(
     const std::vector<diagnosis::JobTraffic>& jobs) {
   std::vector<JobPsShares> out;
   for (const auto& job : jobs) {
-    JobPsShares s{job.namespace_name, job.training_job, {}};
-    for (const auto& t : job.ps_traffic) s.share[t.pod] = t.share;
+    JobPsShares s{job.namespace_name, job.training_job};
+    for (const auto& t : job.ps_traffic) {
+      s.share[t.pod] = t.share;
+      s.ps_bytes_per_second[t.pod] = t.bytes_per_second;
+    }
+    for (const auto& [worker, bytes] : job.worker_exchange) {
+      s.worker_bytes_per_second[NameOfKey(worker)] = bytes;
+    }
+    for (const auto& [worker, peers] : job.worker_ps_links) {
+      for (const auto& [ps, bytes] : peers) {
+        s.links[{NameOfKey(worker), NameOfKey(ps)}] += bytes;
+      }
+    }
+    s.measured_from = job.perspective;
     out.push_back(std::move(s));
   }
   return out;
@@ -124,6 +156,53 @@ void SetPsTrafficShares(nlohmann::json& report,
       if (std::find(ps.begin(), ps.end(), pod) == ps.end()) ps.push_back(pod);
     }
     std::sort(ps.begin(), ps.end());
+    nlohmann::json ps_rates = nlohmann::json::object();
+    for (const auto& [pod, r] : job.ps_bytes_per_second)
+      ps_rates[pod] = Rate(r);
+    (*entry)["ps_bytes_per_second"] = std::move(ps_rates);
+    nlohmann::json worker_rates = nlohmann::json::object();
+    for (const auto& [pod, r] : job.worker_bytes_per_second) {
+      worker_rates[pod] = Rate(r);
+    }
+    (*entry)["worker_ps_bytes_per_second"] = std::move(worker_rates);
+    nlohmann::json links = nlohmann::json::array();
+    for (const auto& [pair, r] : job.links) {
+      links.push_back({{"worker", pair.first},
+                       {"ps", pair.second},
+                       {"bytes_per_second", Rate(r)}});
+    }
+    (*entry)["links"] = std::move(links);
+    if (!job.measured_from.empty()) {
+      (*entry)["measured_from"] = job.measured_from;
+    }
+    if (!entry->contains("pod_nodes")) {
+      (*entry)["pod_nodes"] = nlohmann::json::object();
+    }
+  }
+}
+
+void AddPodNodes(nlohmann::json& report, const PodList& known) {
+  std::map<std::pair<std::string, std::string>, std::string> node_of;
+  for (const auto& pod : known) {
+    if (!pod.node.empty()) node_of[{pod.namespace_name, pod.name}] = pod.node;
+  }
+  if (node_of.empty() || !report.contains("jobs")) return;
+  for (auto& job : report["jobs"]) {
+    if (!job.is_object()) continue;
+    const std::string ns = job.value("namespace", "");
+    auto& nodes = job["pod_nodes"];
+    if (!nodes.is_object()) nodes = nlohmann::json::object();
+    auto add = [&](const std::string& pod) {
+      if (nodes.contains(pod)) return;
+      if (auto it = node_of.find({ns, pod}); it != node_of.end()) {
+        nodes[pod] = it->second;
+      }
+    };
+    const nlohmann::json shares =
+        job.value("ps_traffic_share", nlohmann::json::object());
+    for (const auto& [pod, v] : shares.items()) add(pod);
+    const nlohmann::json links = job.value("links", nlohmann::json::array());
+    for (const auto& link : links) add(link.value("worker", ""));
   }
 }
 

@@ -25,11 +25,17 @@ nlohmann::json ReportView(const std::string& node, const PodList& pods,
                           const nlohmann::json& diagnoses,
                           std::chrono::system_clock::time_point now);
 
-// One job's PS traffic share (pod name -> 0..1) as the diagnosis computed it.
+// One job's PS traffic share (pod name -> 0..1) as the diagnosis computed it,
+// with the rates behind it (bytes/s, both directions).
 struct JobPsShares {
   std::string namespace_name;
   std::string training_job;
   std::map<std::string, double> share;
+  std::map<std::string, double> ps_bytes_per_second;      // by PS pod
+  std::map<std::string, double> worker_bytes_per_second;  // with all PS
+  // (worker pod, PS pod) -> bytes/s: the edges of the report page.
+  std::map<std::pair<std::string, std::string>, double> links;
+  std::string measured_from;  // "workers" | "ps" | ""
 };
 
 // The report's view of the diagnosis' PS traffic (the same numbers as
@@ -37,10 +43,16 @@ struct JobPsShares {
 std::vector<JobPsShares> PsSharesOf(
     const std::vector<diagnosis::JobTraffic>& jobs);
 
-// Fills jobs[].ps_traffic_share of a ReportView; a job known only through
-// its traffic (no pod of it in `pods`) is added.
+// Fills jobs[].ps_traffic_share of a ReportView, and the additions the
+// report page draws (ps_bytes_per_second, worker_ps_bytes_per_second, links,
+// measured_from); a job known only through its traffic (no pod of it in
+// `pods`) is added.
 void SetPsTrafficShares(nlohmann::json& report,
                         const std::vector<JobPsShares>& jobs);
+
+// Fills jobs[].pod_nodes for pods of the report's jobs that are not local
+// (remote PS) from pods known elsewhere (peer discovery); never overrides.
+void AddPodNodes(nlohmann::json& report, const PodList& known);
 
 // The report as a table a person reads in a terminal.
 std::string ReportText(const nlohmann::json& report);

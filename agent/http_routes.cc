@@ -9,6 +9,8 @@
 #include <exception>
 #include <optional>
 
+#include "report_page/page.h"
+
 namespace trainscope {
 namespace {
 
@@ -86,8 +88,19 @@ std::optional<std::string> GzipBytes(std::string_view in) {
 
 }  // namespace
 
+HttpResponse PageResponse(const HttpHandlers& h) {
+  if (!h.page) return Text(404, "no report page in this server\n");
+  HttpResponse r = h.page();
+  r.headers.emplace_back("Content-Security-Policy",
+                         std::string(page::kContentSecurityPolicyHeader));
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  r.headers.emplace_back("Cache-Control", "no-store");
+  return r;
+}
+
 std::vector<HttpRoute> AgentRoutes(const HttpHandlers& h) {
   return {
+      {"/", [h](const HttpRequest&) { return PageResponse(h); }},
       {"/metrics",
        [h](const HttpRequest&) {
          return HttpResponse{200, kMetricsContentType, h.metrics()};

@@ -24,6 +24,8 @@ struct HttpHandlers {
   std::function<std::string()> pods_json;
   // format: "" or "json" -> JSON, "text" -> a table.
   std::function<HttpResponse(const std::string& format)> report;
+  // GET /: the report page (HTML); served with a Content-Security-Policy.
+  std::function<HttpResponse()> page;
 };
 
 // One parsed request, as the routes see it.

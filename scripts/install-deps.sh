@@ -18,6 +18,8 @@ packages=(
   iproute2 procps iperf3 prometheus tcpdump tshark curl python3 ca-certificates
   # bench/http: HTTP load generator
   wrk
+  # browser tests of the report page (tests/browser): headless Chromium
+  chromium
 )
 
 missing=()

@@ -1,12 +1,16 @@
 // trainscope report --agent URL | --prometheus URL [--namespace NS]
-//                   [--job NAME] [--json]
+//                   [--job NAME] [--json | --html FILE]
 // The node view is the agent's own report; the cluster view rebuilds the
 // windows from Prometheus and runs the same detectors over every node.
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include "api_views.h"
@@ -15,6 +19,7 @@
 #include "cli/report_prometheus.h"
 #include "diagnosis/analysis.h"
 #include "trainscope/time_format.h"
+#include "report_page/page.h"
 
 namespace trainscope {
 namespace {
@@ -25,6 +30,8 @@ struct ReportFlags {
   std::string namespace_name;
   std::string job;
   bool json = false;
+  std::string html;       // write the report page here
+  std::string from_json;  // read a saved report instead (tests, offline)
   double range_seconds = 600;
   double step_seconds = 15;
 };
@@ -50,7 +57,30 @@ void Filter(nlohmann::json& report, const std::string& ns,
   }
 }
 
-int Print(const nlohmann::json& report, bool json) {
+// Writes the page next to the target and renames it into place, so a
+// browser reloading FILE never sees half a page.
+int WriteHtml(const nlohmann::json& report, const std::string& path) {
+  const std::string page = page::RenderReportPage(report, page::PageOptions{});
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << page;
+    out.flush();
+    if (!out) return Fail("cannot write " + tmp + ": " + std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    return Fail("cannot write " + path + ": " + std::strerror(err));
+  }
+  std::cerr << "trainscope report: wrote " << path << " (" << page.size()
+            << " bytes)\n";
+  return 0;
+}
+
+int Print(const nlohmann::json& report, const ReportFlags& flags) {
+  if (!flags.html.empty()) return WriteHtml(report, flags.html);
+  const bool json = flags.json;
   if (json) {
     std::cout << report.dump(2) << "\n";
   } else {
@@ -76,7 +106,27 @@ int AgentReport(const ReportFlags& flags) {
                 "and jobs lists)");
   }
   Filter(report, flags.namespace_name, flags.job);
-  return Print(report, flags.json);
+  return Print(report, flags);
+}
+
+// A report saved earlier (`--json` output or /api/v1/report), re-rendered.
+int SavedReport(const ReportFlags& flags) {
+  std::ifstream in(flags.from_json, std::ios::binary);
+  if (!in) {
+    return Fail("--from-json: cannot read " + flags.from_json + ": " +
+                    std::strerror(errno),
+                2);
+  }
+  nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
+  if (report.is_discarded() || !report.is_object() ||
+      !report.value("diagnoses", nlohmann::json()).is_array() ||
+      !report.value("jobs", nlohmann::json()).is_array()) {
+    return Fail(flags.from_json +
+                " is not a Trainscope report (JSON with diagnoses and jobs "
+                "lists)");
+  }
+  Filter(report, flags.namespace_name, flags.job);
+  return Print(report, flags);
 }
 
 int PrometheusReport(const ReportFlags& flags) {
@@ -123,13 +173,7 @@ int PrometheusReport(const ReportFlags& flags) {
   }
   nlohmann::json report =
       ReportView("cluster", cli::PodsOfWindow(window), diagnoses, now);
-  std::vector<JobPsShares> shares;
-  for (const auto& job : replay.jobs) {
-    JobPsShares s{job.namespace_name, job.training_job, {}};
-    for (const auto& t : job.ps_traffic) s.share[t.pod] = t.share;
-    shares.push_back(std::move(s));
-  }
-  SetPsTrafficShares(report, shares);
+  SetPsTrafficShares(report, PsSharesOf(replay.jobs));
   // Two steps without a sample: the agent is down or unreachable, so its
   // pods are judged on what it sent before (a scrape may lag one step).
   const double grace = std::max(2 * flags.step_seconds, 30.0);
@@ -152,7 +196,7 @@ int PrometheusReport(const ReportFlags& flags) {
                       {"range_seconds", flags.range_seconds},
                       {"step_seconds", flags.step_seconds},
                       {"evaluations", replay.evaluations}};
-  return Print(report, flags.json);
+  return Print(report, flags);
 }
 
 }  // namespace
@@ -169,6 +213,12 @@ int RunReportCommand(int argc, char** argv) {
       app.add_option("--prometheus", flags.prometheus,
                      "Prometheus base URL, e.g. http://prometheus:9090");
   agent->excludes(prom);
+  // Hidden: re-renders a saved report (tests, offline pages).
+  auto* saved = app.add_option("--from-json", flags.from_json,
+                               "Read a saved report JSON file")
+                    ->group("");
+  saved->excludes(agent);
+  saved->excludes(prom);
   app.add_option("--namespace", flags.namespace_name, "Only this namespace");
   app.add_option("--job", flags.job, "Only this training job");
   app.add_option("--range", flags.range_seconds,
@@ -178,19 +228,25 @@ int RunReportCommand(int argc, char** argv) {
                  "Evaluation step in seconds, at least the scrape interval "
                  "(with --prometheus)")
       ->check(CLI::PositiveNumber);
-  app.add_flag("--json", flags.json, "Print the report JSON");
+  auto* json = app.add_flag("--json", flags.json, "Print the report JSON");
+  app.add_option("--html", flags.html,
+                 "Write the report as a self-contained HTML page (inline SVG, "
+                 "no scripts) to this file")
+      ->excludes(json);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // CLI11 prints the message; any flag error is a usage error (2).
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (flags.agent.empty() && flags.prometheus.empty()) {
+  if (flags.agent.empty() && flags.prometheus.empty() &&
+      flags.from_json.empty()) {
     return Fail("give --agent URL or --prometheus URL (see --help)", 2);
   }
   // The detectors log entering diagnoses; the report itself says it.
   spdlog::set_level(spdlog::level::err);
   try {
+    if (!flags.from_json.empty()) return SavedReport(flags);
     return flags.agent.empty() ? PrometheusReport(flags) : AgentReport(flags);
   } catch (const std::exception& e) {
     return Fail(std::string("unexpected error: ") + e.what());

@@ -54,6 +54,7 @@ std::vector<JobTraffic> ComputeJobTraffic(const WindowStats& stats) {
         }
         double bytes = rate.receive_bytes + rate.transmit_bytes;
         from_workers[id][peer] += bytes;
+        job.worker_ps_links[key][peer] += bytes;
         exchange += bytes;
         any = true;
       }

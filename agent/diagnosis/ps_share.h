@@ -27,6 +27,9 @@ struct JobTraffic {
   double total_bytes_per_second = 0;
   // Each observed worker's exchange with all of the job's PS (bytes/s).
   std::map<std::string, double> worker_exchange;  // by "namespace/pod"
+  // The same exchange per PS: worker key -> PS key -> bytes/s (the edges
+  // of the report page).
+  std::map<std::string, std::map<std::string, double>> worker_ps_links;
   // "workers" when measured from the workers' side, "ps" when only the PS
   // themselves were observed.
   std::string perspective;

@@ -1,0 +1,221 @@
+#include "report_page/model.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <string_view>
+
+namespace trainscope::page {
+namespace {
+
+using nlohmann::json;
+
+std::string Str(const json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::optional<double> Num(const json& j) {
+  if (!j.is_number()) return std::nullopt;
+  return j.get<double>();
+}
+
+const json& Field(const json& j, const char* key) {
+  static const json kNull;
+  if (!j.is_object()) return kNull;
+  auto it = j.find(key);
+  return it != j.end() ? *it : kNull;
+}
+
+// "ps-2" before "ps-10": digit runs compare as numbers.
+bool NaturalLess(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const bool da = std::isdigit(static_cast<unsigned char>(a[i]));
+    const bool db = std::isdigit(static_cast<unsigned char>(b[j]));
+    if (da && db) {
+      size_t ei = i, ej = j;
+      while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei])))
+        ++ei;
+      while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej])))
+        ++ej;
+      // Without leading zeros, the longer run is the larger number.
+      std::string_view na(a.data() + i, ei - i), nb(b.data() + j, ej - j);
+      while (na.size() > 1 && na.front() == '0') na.remove_prefix(1);
+      while (nb.size() > 1 && nb.front() == '0') nb.remove_prefix(1);
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = ei;
+      j = ej;
+      continue;
+    }
+    if (a[i] != b[j]) return a[i] < b[j];
+    ++i;
+    ++j;
+  }
+  if ((a.size() - i) != (b.size() - j)) return a.size() - i < b.size() - j;
+  return a < b;
+}
+
+using NameSet = std::set<std::string, decltype(&NaturalLess)>;
+
+int SeverityRank(const std::string& s) {
+  return s == "critical" ? 0 : s == "warning" ? 1 : 2;
+}
+
+DiagnosisView DiagnosisOf(const json& d) {
+  DiagnosisView v{Str(d, "kind"),      Str(d, "severity"),
+                  Str(d, "namespace"), Str(d, "training_job"),
+                  Str(d, "pod"),       Str(d, "node"),
+                  Str(d, "since"),     Str(d, "summary"),
+                  json::object(),      {}};
+  if (const json& e = Field(d, "evidence"); e.is_object()) v.evidence = e;
+  for (const auto& r : Field(d, "recommendations")) {
+    if (r.is_string()) v.recommendations.push_back(r.get<std::string>());
+  }
+  return v;
+}
+
+// Pod names of a job from every field that names them.
+void CollectNames(const json& job, NameSet& ps, NameSet& workers) {
+  for (const auto& p : Field(job, "ps")) {
+    if (p.is_string()) ps.insert(p.get<std::string>());
+  }
+  for (const auto& w : Field(job, "workers")) {
+    if (w.is_string()) workers.insert(w.get<std::string>());
+  }
+  for (const char* key : {"ps_traffic_share", "ps_bytes_per_second"}) {
+    if (const json& m = Field(job, key); m.is_object()) {
+      for (const auto& [pod, v] : m.items()) ps.insert(pod);
+    }
+  }
+  if (const json& m = Field(job, "worker_ps_bytes_per_second"); m.is_object()) {
+    for (const auto& [pod, v] : m.items()) workers.insert(pod);
+  }
+  for (const auto& link : Field(job, "links")) {
+    const std::string w = Str(link, "worker"), p = Str(link, "ps");
+    if (!w.empty() && !p.empty()) {
+      workers.insert(w);
+      ps.insert(p);
+    }
+  }
+  // A pod listed as PS is not also drawn as a worker.
+  for (const auto& p : ps) workers.erase(p);
+}
+
+JobView JobOf(const json& job) {
+  JobView v;
+  v.namespace_name = Str(job, "namespace");
+  v.training_job = Str(job, "training_job");
+  v.measured_from = Str(job, "measured_from");
+  NameSet ps(&NaturalLess), workers(&NaturalLess);
+  CollectNames(job, ps, workers);
+  const json& nodes = Field(job, "pod_nodes");
+  auto make = [&](const std::string& name) {
+    PodView p;
+    p.name = name;
+    if (const json& n = Field(nodes, name.c_str()); n.is_string()) {
+      p.node = n.get<std::string>();
+    }
+    return p;
+  };
+  std::map<std::string, size_t> ps_index, worker_index;
+  for (const auto& name : ps) {
+    ps_index[name] = v.ps.size();
+    PodView p = make(name);
+    p.share = Num(Field(Field(job, "ps_traffic_share"), name.c_str()));
+    p.bytes_per_second =
+        Num(Field(Field(job, "ps_bytes_per_second"), name.c_str()));
+    if (p.bytes_per_second) v.ps_bytes_per_second += *p.bytes_per_second;
+    v.ps.push_back(std::move(p));
+  }
+  for (const auto& name : workers) {
+    worker_index[name] = v.workers.size();
+    PodView p = make(name);
+    p.bytes_per_second =
+        Num(Field(Field(job, "worker_ps_bytes_per_second"), name.c_str()));
+    v.workers.push_back(std::move(p));
+  }
+  for (const auto& link : Field(job, "links")) {
+    auto w = worker_index.find(Str(link, "worker"));
+    auto p = ps_index.find(Str(link, "ps"));
+    auto rate = Num(Field(link, "bytes_per_second"));
+    if (w == worker_index.end() || p == ps_index.end() || !rate) continue;
+    v.links.push_back({w->second, p->second, std::max(0.0, *rate)});
+  }
+  return v;
+}
+
+void MarkPods(ReportModel& m) {
+  for (size_t i = 0; i < m.diagnoses.size(); ++i) {
+    const DiagnosisView& d = m.diagnoses[i];
+    if (d.pod.empty()) {
+      if (!d.node.empty())
+        m.node_marks.push_back({d.node, {d.kind, d.severity}});
+      continue;
+    }
+    for (auto& job : m.jobs) {
+      if (job.namespace_name != d.namespace_name) continue;
+      bool in_job = false;
+      for (auto* list : {&job.ps, &job.workers}) {
+        for (auto& pod : *list) {
+          if (pod.name != d.pod) continue;
+          pod.marks.push_back({d.kind, d.severity});
+          if (d.kind == "hot_parameter_server") pod.hot = true;
+          if (d.kind == "straggler_worker" || d.kind == "allreduce_straggler") {
+            pod.straggler = true;
+          }
+          in_job = true;
+        }
+      }
+      if (in_job) job.diagnoses.push_back(i);
+    }
+  }
+}
+
+}  // namespace
+
+ReportModel ModelOf(const json& report) {
+  ReportModel m;
+  m.node = Str(report, "node");
+  m.generated_at = Str(report, "generated_at");
+  m.source = Str(Field(report, "source"), "prometheus");
+  for (const auto& d : Field(report, "diagnoses")) {
+    if (d.is_object()) m.diagnoses.push_back(DiagnosisOf(d));
+  }
+  std::stable_sort(m.diagnoses.begin(), m.diagnoses.end(),
+                   [](const DiagnosisView& a, const DiagnosisView& b) {
+                     return SeverityRank(a.severity) < SeverityRank(b.severity);
+                   });
+  for (const auto& job : Field(report, "jobs")) {
+    if (job.is_object()) m.jobs.push_back(JobOf(job));
+  }
+  MarkPods(m);
+  return m;
+}
+
+std::string SeverityClass(const std::string& severity) {
+  if (severity == "critical" || severity == "warning") return severity;
+  return "info";
+}
+
+std::string KindTag(const std::string& kind) {
+  static const std::map<std::string, std::string> tags = {
+      {"hot_parameter_server", "HOT"},
+      {"parameter_server_cpu_saturated", "CPU"},
+      {"straggler_worker", "SLOW"},
+      {"cpu_throttled", "THR"},
+      {"network_saturated", "NET"},
+      {"memory_pressure", "MEM"},
+      {"input_io_bound", "IO"},
+      {"gpu_underutilized", "GPU"},
+      {"allreduce_straggler", "SLOW"},
+      {"allreduce_slow_link", "LINK"},
+  };
+  auto it = tags.find(kind);
+  return it != tags.end() ? it->second : "!";
+}
+
+}  // namespace trainscope::page

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainscope::page {
+
+// What the page shows, read from the report JSON (DESIGN.md's
+// /api/v1/report plus the optional per-job traffic fields). Reading never
+// throws: a field of the wrong type counts as absent, so an older agent's
+// report still renders, with less detail.
+
+struct PodMark {
+  std::string kind;
+  std::string severity;  // critical | warning | info
+};
+
+struct PodView {
+  std::string name;
+  std::string node;  // "" when unknown
+  // PS: all of its traffic with the job; worker: its exchange with the PS.
+  std::optional<double> bytes_per_second;
+  std::optional<double> share;  // PS only: of the job's PS traffic
+  std::vector<PodMark> marks;
+  bool hot = false;        // hot_parameter_server diagnosed
+  bool straggler = false;  // straggler_worker diagnosed
+};
+
+struct LinkView {
+  size_t worker = 0;  // index into JobView::workers
+  size_t ps = 0;      // index into JobView::ps
+  double bytes_per_second = 0;
+};
+
+struct JobView {
+  std::string namespace_name;
+  std::string training_job;
+  std::vector<PodView> ps;       // by name
+  std::vector<PodView> workers;  // by name
+  std::vector<LinkView> links;
+  double ps_bytes_per_second = 0;  // sum over the PS
+  std::string measured_from;       // "workers" | "ps" | ""
+  std::vector<size_t> diagnoses;   // indexes into ReportModel::diagnoses
+};
+
+struct DiagnosisView {
+  std::string kind, severity, namespace_name, training_job, pod, node, since,
+      summary;
+  nlohmann::json evidence;  // object (may be empty)
+  std::vector<std::string> recommendations;
+};
+
+struct ReportModel {
+  std::string node;  // "cluster" for the cluster view
+  std::string generated_at;
+  std::string source;  // e.g. the Prometheus URL of a cluster view
+  std::vector<JobView> jobs;
+  std::vector<DiagnosisView> diagnoses;  // critical first, then warning, info
+  // Nodes named by node-level diagnoses (e.g. a saturated uplink).
+  std::vector<std::pair<std::string, PodMark>> node_marks;
+};
+
+ReportModel ModelOf(const nlohmann::json& report);
+
+// "critical", "warning" or "info" (anything else): for CSS classes and
+// colours, so a severity string never reaches markup unchecked.
+std::string SeverityClass(const std::string& severity);
+
+// A short tag for a diagnosis kind, drawn on the pod ("HOT", "SLOW", ...).
+std::string KindTag(const std::string& kind);
+
+}  // namespace trainscope::page
