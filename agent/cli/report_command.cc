@@ -1,5 +1,5 @@
 // trainscope report --agent URL | --prometheus URL [--namespace NS]
-//                   [--job NAME] [--json]
+//                   [--job NAME] [--range S] [--step S] [--end T] [--json]
 // The node view is the agent's own report; the cluster view rebuilds the
 // windows from Prometheus and runs the same detectors over every node.
 #include <spdlog/spdlog.h>
@@ -25,6 +25,7 @@ struct ReportFlags {
   bool json = false;
   double range_seconds = 600;
   double step_seconds = 15;
+  double end_unix_seconds = 0;  // 0 = now
 };
 
 int Fail(const std::string& message, int code = 1) {
@@ -82,7 +83,12 @@ int PrometheusReport(const ReportFlags& flags) {
   if (Status s = cli::ParseHttpUrl(flags.prometheus, &target); !s.ok()) {
     return Fail("--prometheus: " + s.message(), 2);
   }
-  const auto now = std::chrono::system_clock::now();
+  auto now = std::chrono::system_clock::now();
+  if (flags.end_unix_seconds > 0) {
+    now = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::duration<double>(flags.end_unix_seconds)));
+  }
   const double end =
       std::chrono::duration<double>(now.time_since_epoch()).count();
   std::map<std::string, nlohmann::json> results;
@@ -157,6 +163,10 @@ int RunReportCommand(int argc, char** argv) {
   app.add_option("--step", flags.step_seconds,
                  "Evaluation step in seconds, at least the scrape interval "
                  "(with --prometheus)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--end", flags.end_unix_seconds,
+                 "End of the evaluated range in Unix seconds, to look at the "
+                 "past (with --prometheus; default now)")
       ->check(CLI::PositiveNumber);
   app.add_flag("--json", flags.json, "Print the report JSON");
   try {
