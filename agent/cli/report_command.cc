@@ -91,7 +91,9 @@ int PrometheusReport(const ReportFlags& flags) {
   }
   const double end =
       std::chrono::duration<double>(now.time_since_epoch()).count();
-  std::map<std::string, nlohmann::json> results;
+  // Each answer goes into the window as it arrives and is dropped: holding
+  // them all costs several times the window (docs/performance.md).
+  cli::WindowBuilder builder;
   for (const auto& q : cli::ClusterQueries(flags.namespace_name, flags.job)) {
     nlohmann::json answer;
     Status s =
@@ -108,12 +110,15 @@ int PrometheusReport(const ReportFlags& flags) {
       return Fail(flags.prometheus + " gave no matrix for " + q.promql + ": " +
                   answer.dump().substr(0, 200));
     }
-    results[q.name] = answer["data"].value("result", nlohmann::json::array());
+    static const nlohmann::json kNone = nlohmann::json::array();
+    const auto result = answer["data"].find("result");
+    if (Status s = builder.Add(
+            q.name, result != answer["data"].end() ? *result : kNone);
+        !s.ok()) {
+      return Fail(flags.prometheus + ": " + s.message());
+    }
   }
-  diagnosis::Window window;
-  if (Status s = cli::WindowFromMatrices(results, &window); !s.ok()) {
-    return Fail(flags.prometheus + ": " + s.message());
-  }
+  diagnosis::Window window = builder.Finish();
   if (window.pods.empty()) {
     std::cerr << "trainscope report: no trainscope series in "
               << flags.prometheus << " for the last " << flags.range_seconds
