@@ -134,8 +134,11 @@ def main():
         c = result["cases"][key]
         status = "ok" if c["rc"] == 0 else "FAILED rc=%d" % c["rc"]
         rows += [
-            ("%s: wall / peak RSS" % label, "%.2f s / %.1f MiB (%s)%s" % (
+            ("%s: wall / CPU / peak RSS" % label,
+             "%.2f s / %.2f s / %.1f MiB (%s)%s" % (
                 c.get("wall_seconds", float("nan")),
+                c.get("user_seconds", float("nan")) +
+                c.get("system_seconds", float("nan")),
                 c.get("max_rss_mib", float("nan")), status,
                 "" if key == "one_job" else
                 (" target <%d s, <%d MiB: %s" % (
