@@ -1,5 +1,6 @@
 // trainscope report --agent URL | --prometheus URL [--namespace NS]
-//                   [--job NAME] [--json | --html FILE]
+//                   [--job NAME] [--range S] [--step S] [--end T]
+//                   [--json | --html FILE]
 // The node view is the agent's own report; the cluster view rebuilds the
 // windows from Prometheus and runs the same detectors over every node.
 #include <spdlog/spdlog.h>
@@ -34,6 +35,7 @@ struct ReportFlags {
   std::string from_json;  // read a saved report instead (tests, offline)
   double range_seconds = 600;
   double step_seconds = 15;
+  double end_unix_seconds = 0;  // 0 = now
 };
 
 int Fail(const std::string& message, int code = 1) {
@@ -134,10 +136,21 @@ int PrometheusReport(const ReportFlags& flags) {
   if (Status s = cli::ParseHttpUrl(flags.prometheus, &target); !s.ok()) {
     return Fail("--prometheus: " + s.message(), 2);
   }
-  const auto now = std::chrono::system_clock::now();
+  auto now = std::chrono::system_clock::now();
+  if (flags.end_unix_seconds > 0) {
+    now = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::duration<double>(flags.end_unix_seconds)));
+  }
   const double end =
       std::chrono::duration<double>(now.time_since_epoch()).count();
-  std::map<std::string, nlohmann::json> results;
+  // Each answer goes into the window as it arrives and is dropped: holding
+  // them all costs several times the window (docs/performance.md).
+  cli::WindowBuilder builder;
+  std::vector<cli::MissingNode> missing;
+  // Two steps without a sample: the agent is down or unreachable, so its
+  // pods are judged on what it sent before (a scrape may lag one step).
+  const double grace = std::max(2 * flags.step_seconds, 30.0);
   for (const auto& q : cli::ClusterQueries(flags.namespace_name, flags.job)) {
     nlohmann::json answer;
     Status s =
@@ -154,12 +167,18 @@ int PrometheusReport(const ReportFlags& flags) {
       return Fail(flags.prometheus + " gave no matrix for " + q.promql + ": " +
                   answer.dump().substr(0, 200));
     }
-    results[q.name] = answer["data"].value("result", nlohmann::json::array());
+    static const nlohmann::json kNone = nlohmann::json::array();
+    const auto result = answer["data"].find("result");
+    if (q.name == "node_cpus" && result != answer["data"].end()) {
+      missing = cli::MissingNodes(*result, end, grace);
+    }
+    if (Status s = builder.Add(
+            q.name, result != answer["data"].end() ? *result : kNone);
+        !s.ok()) {
+      return Fail(flags.prometheus + ": " + s.message());
+    }
   }
-  diagnosis::Window window;
-  if (Status s = cli::WindowFromMatrices(results, &window); !s.ok()) {
-    return Fail(flags.prometheus + ": " + s.message());
-  }
+  diagnosis::Window window = builder.Finish();
   if (window.pods.empty()) {
     std::cerr << "trainscope report: no trainscope series in "
               << flags.prometheus << " for the last " << flags.range_seconds
@@ -174,11 +193,8 @@ int PrometheusReport(const ReportFlags& flags) {
   nlohmann::json report =
       ReportView("cluster", cli::PodsOfWindow(window), diagnoses, now);
   SetPsTrafficShares(report, PsSharesOf(replay.jobs));
-  // Two steps without a sample: the agent is down or unreachable, so its
-  // pods are judged on what it sent before (a scrape may lag one step).
-  const double grace = std::max(2 * flags.step_seconds, 30.0);
   report["missing_nodes"] = nlohmann::json::array();
-  for (const auto& m : cli::MissingNodes(results["node_cpus"], end, grace)) {
+  for (const auto& m : missing) {
     std::cerr << "trainscope report: node " << m.node
               << " has sent no series for "
               << static_cast<int>(end - m.last_seen)
@@ -227,6 +243,10 @@ int RunReportCommand(int argc, char** argv) {
   app.add_option("--step", flags.step_seconds,
                  "Evaluation step in seconds, at least the scrape interval "
                  "(with --prometheus)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--end", flags.end_unix_seconds,
+                 "End of the evaluated range in Unix seconds, to look at the "
+                 "past (with --prometheus; default now)")
       ->check(CLI::PositiveNumber);
   auto* json = app.add_flag("--json", flags.json, "Print the report JSON");
   app.add_option("--html", flags.html,

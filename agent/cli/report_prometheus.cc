@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <set>
 
 namespace trainscope::cli {
@@ -143,14 +144,24 @@ std::vector<PromQuery> ClusterQueries(const std::string& ns,
   return out;
 }
 
-Status WindowFromMatrices(const std::map<std::string, nlohmann::json>& results,
-                          Window* window) {
+struct WindowBuilder::State {
   Window w;
   Builder b{w, {}};
   std::map<std::string, std::map<double, diagnosis::NodePoint>> nic_points;
   std::map<std::string, std::map<double, std::map<std::string, double>>>
       gpu_use;
-  for (const auto& [name, result] : results) {
+};
+
+WindowBuilder::WindowBuilder() : state_(std::make_unique<State>()) {}
+WindowBuilder::~WindowBuilder() = default;
+
+Status WindowBuilder::Add(const std::string& name,
+                          const nlohmann::json& result) {
+  Window& w = state_->w;
+  Builder& b = state_->b;
+  auto& nic_points = state_->nic_points;
+  auto& gpu_use = state_->gpu_use;
+  {  // one answer (kept as a block: the body predates the builder)
     if (!result.is_array()) {
       return Status::Error("query " + name + ": result is not a matrix");
     }
@@ -226,6 +237,14 @@ Status WindowFromMatrices(const std::map<std::string, nlohmann::json>& results,
       if (Status s = ForEachSample(name, series, fn); !s.ok()) return s;
     }
   }
+  return Status::Ok();
+}
+
+Window WindowBuilder::Finish() {
+  Window& w = state_->w;
+  Builder& b = state_->b;
+  auto& nic_points = state_->nic_points;
+  auto& gpu_use = state_->gpu_use;
   for (auto& [key, by_time] : b.points) {
     PodTimeline& t = w.pods[key];
     for (auto& [time, p] : by_time) {
@@ -243,7 +262,18 @@ Status WindowFromMatrices(const std::map<std::string, nlohmann::json>& results,
   for (auto& [node, by_time] : nic_points) {
     for (auto& [time, p] : by_time) w.node_points[node].push_back(p);
   }
-  *window = std::move(w);
+  Window out = std::move(w);
+  state_ = std::make_unique<State>();
+  return out;
+}
+
+Status WindowFromMatrices(const std::map<std::string, nlohmann::json>& results,
+                          Window* window) {
+  WindowBuilder builder;
+  for (const auto& [name, result] : results) {
+    if (Status s = builder.Add(name, result); !s.ok()) return s;
+  }
+  *window = builder.Finish();
   return Status::Ok();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -21,6 +22,27 @@ struct PromQuery {
 // training job when given ("" = all).
 std::vector<PromQuery> ClusterQueries(const std::string& namespace_name,
                                       const std::string& training_job);
+
+// Rebuilds the detector window one `data.result` matrix of
+// /api/v1/query_range at a time (keyed by PromQuery::name), so each answer
+// can be dropped once added: a large cluster's answers together are many
+// times the window's size (docs/performance.md, "Cluster view at 500 nodes").
+class WindowBuilder {
+ public:
+  WindowBuilder();
+  ~WindowBuilder();
+  WindowBuilder(const WindowBuilder&) = delete;
+  WindowBuilder& operator=(const WindowBuilder&) = delete;
+
+  // An unexpected shape is an error naming the query.
+  Status Add(const std::string& name, const nlohmann::json& result);
+  // The window of everything added; the builder starts empty again.
+  diagnosis::Window Finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // Rebuilds the detector window from the `data.result` matrices of
 // /api/v1/query_range, keyed by PromQuery::name. Pure: the tests feed it

@@ -161,6 +161,46 @@ TEST(PrometheusWindowTest, RebuildsPodsPeersAndNodes) {
       1e-9);
 }
 
+// The CLI adds each answer as it arrives (in query order) and drops it; the
+// window must not depend on that order, and Finish() starts afresh.
+TEST(PrometheusWindowTest, BuilderTakesAnswersOneAtATimeInAnyOrder) {
+  nlohmann::json pod = {{"namespace", "training"},
+                        {"pod", "ctr-ps-0"},
+                        {"training_job", "ctr"},
+                        {"role", "ps"}};
+  nlohmann::json peer = pod;
+  peer["peer_namespace"] = "training";
+  peer["peer_pod"] = "ctr-worker-0";
+  peer["peer_role"] = "worker";
+  nlohmann::json info = pod;
+  info["node"] = "node-b";
+  info["uid"] = "u2";
+  std::map<std::string, nlohmann::json> results = {
+      {"cpu", nlohmann::json::array({Series(pod, {{10, "1"}, {12, "3"}})})},
+      {"info", nlohmann::json::array({Series(info, {{10, "1"}, {12, "1"}})})},
+      {"peer_tx", nlohmann::json::array({Series(peer, {{10, "7"}})})},
+      {"nic_tx",
+       nlohmann::json::array({Series({{"node", "node-b"}, {"device", "eth0"}},
+                                     {{10, "0"}, {12, "8"}})})},
+  };
+  diagnosis::Window whole;
+  ASSERT_TRUE(cli::WindowFromMatrices(results, &whole).ok());
+  cli::WindowBuilder builder;
+  for (auto it = results.rbegin(); it != results.rend(); ++it) {
+    ASSERT_TRUE(builder.Add(it->first, it->second).ok()) << it->first;
+  }
+  const diagnosis::Window one_by_one = builder.Finish();
+  EXPECT_EQ(one_by_one, whole);
+  EXPECT_EQ(one_by_one.pods.at("training/ctr-ps-0").meta.node, "node-b");
+  EXPECT_EQ(one_by_one.pods.at("training/ctr-ps-0")
+                .points.at(0)
+                .peers.at("training/ctr-worker-0")
+                .transmit_bytes,
+            7);
+  EXPECT_TRUE(builder.Finish().pods.empty());
+  EXPECT_FALSE(builder.Add("cpu", "nope").ok());
+}
+
 TEST(PrometheusWindowTest, GpuUseIsSummedPerGpuThenAveraged) {
   auto gpu = [](const char* container, const char* index) {
     return nlohmann::json{{"namespace", "training"},
