@@ -57,7 +57,7 @@ TEST(ParseLabelSelectorTest, Table) {
         {"task", Op::kEquals, "0"},
         {"tier", Op::kNotEquals, "web"}}},
       {"job=", true, {{"job", Op::kEquals, ""}}},
-      {"job in (ps,worker)", false, {}},
+      {"job in (ps,worker", false, {}},  // set-based: api_selectors_test
       {"a,,b", false, {}},
       {"=ps", false, {}},
   };
