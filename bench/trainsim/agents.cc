@@ -71,18 +71,25 @@ std::vector<std::string> AgentArgs(const AgentSettings& s, const Layout& layout,
       if (node.nic_mbit > 0)
         args.push_back("--node-link-mbit=" + fmt::format("{}", node.nic_mbit));
     }
+    if (!s.peer_namespaces.empty())
+      args.push_back("--peer-pods-namespaces=" + s.peer_namespaces);
   }
   args.insert(args.end(), s.extra_args.begin(), s.extra_args.end());
   return args;
 }
 
-bool AgentTakesNodeFlags(const std::string& binary) {
+AgentCapabilities AskAgent(const std::string& binary) {
+  const std::string help =
+      RunCommand({binary, "--help"}, std::chrono::seconds(30)).output;
+  AgentCapabilities c;
+  c.node_flags = help.find("--node-interfaces") != std::string::npos;
+  c.peer_pods_namespaces =
+      help.find("--peer-pods-namespaces") != std::string::npos;
   const char* env = std::getenv("TRAINSIM_AGENT_NODE_FLAGS");
   const std::string mode = env ? env : "auto";
-  if (mode == "on" || mode == "1") return true;
-  if (mode == "off" || mode == "0") return false;
-  CommandResult r = RunCommand({binary, "--help"}, std::chrono::seconds(10));
-  return r.output.find("--node-interfaces") != std::string::npos;
+  if (mode == "on" || mode == "1") c.node_flags = true;
+  if (mode == "off" || mode == "0") c.node_flags = false;
+  return c;
 }
 
 std::vector<AgentProcess> StartAgents(const AgentSettings& s,

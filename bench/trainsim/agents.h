@@ -32,6 +32,9 @@ struct AgentSettings {
   int first_port = 0;  // 0: free ports; else consecutive from here
   // Pass --node-interfaces / --node-link-mbit to cluster agents.
   bool node_flags = false;
+  // Cluster agents: --peer-pods-namespaces=<the scenario's namespaces>, so
+  // each names the peers it talks to on other nodes.
+  std::string peer_namespaces;
 };
 
 // The command line of node `k`'s agent. For a cluster: --cgroup2-path at
@@ -42,9 +45,14 @@ std::vector<std::string> AgentArgs(const AgentSettings& s, const Layout& layout,
                                    int k, int port,
                                    const std::string& cgroup2_root);
 
-// Whether the agent binary knows --node-interfaces: TRAINSIM_AGENT_NODE_FLAGS
-// = on|off forces it; otherwise (auto) the agent's --help is asked.
-bool AgentTakesNodeFlags(const std::string& binary);
+// What the agent binary accepts, from its --help (asked once).
+struct AgentCapabilities {
+  // --node-interfaces/--node-link-mbit; TRAINSIM_AGENT_NODE_FLAGS=on|off
+  // overrides what --help says.
+  bool node_flags = false;
+  bool peer_pods_namespaces = false;
+};
+AgentCapabilities AskAgent(const std::string& binary);
 
 // A port on 127.0.0.1 nobody listens on right now.
 int FreeLoopbackPort();

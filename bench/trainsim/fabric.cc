@@ -25,8 +25,8 @@ void CreateClusterNetwork(const Layout& layout) {
     if (node.nic_mbit > 0) LimitUplink(node, node.nic_mbit);
     spdlog::info("[trainsim] node {}: bridge {}, uplink {} ({})", node.name,
                  node.bridge, node.uplink,
-                 node.nic_mbit > 0 ? std::to_string(node.nic_mbit) + " Mbit/s"
-                                   : "not shaped");
+                 node.nic_mbit > 0 ? fmt::format("{} Mbit/s", node.nic_mbit)
+                                   : std::string("not shaped"));
   }
 }
 

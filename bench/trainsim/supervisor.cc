@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "agents.h"
 #include "cluster_verify.h"
@@ -291,7 +292,17 @@ int RunScenario(const RunOptions& o) {
     as.interval_s = scenario.interval_s;
     as.first_port = o.agent_port;
     as.extra_args = o.agent_args;
-    as.node_flags = cluster && AgentTakesNodeFlags(o.agent_bin);
+    if (cluster) {
+      const AgentCapabilities caps = AskAgent(o.agent_bin);
+      as.node_flags = caps.node_flags;
+      // The DaemonSet's setting for training namespaces: peers on other
+      // nodes get names.
+      std::set<std::string> namespaces;
+      for (const Job& job : scenario.jobs) namespaces.insert(job.namespace_name);
+      for (const std::string& ns : namespaces)
+        if (caps.peer_pods_namespaces)
+          as.peer_namespaces += (as.peer_namespaces.empty() ? "" : ",") + ns;
+    }
     if (cluster && !as.node_flags)
       spdlog::info(
           "[trainsim] this agent takes no --node-interfaces: node uplinks "
@@ -386,7 +397,9 @@ int RunScenario(const RunOptions& o) {
         views.Observe(a.node, *report, elapsed);
       else
         tracker.Observe(*report, elapsed);
-      status += ActiveDiagnoses(*report);
+      // One line per poll: in a cluster, each node's active diagnoses.
+      const std::string active = ActiveDiagnoses(*report);
+      status += cluster && !active.empty() ? " | " + a.node + active : active;
       if (final_poll && !cluster) PrintReport(*report);
     }
     if (cluster && prometheus && (final_poll || polls % kClusterEvery == 0)) {

@@ -53,7 +53,9 @@ TEST(LabelSelectorTest, Table) {
     SCOPED_TRACE(c.selector);
     std::vector<LabelTerm> terms;
     ASSERT_EQ(ParseLabelSelector(c.selector, &terms), c.parses);
-    if (c.parses) EXPECT_EQ(LabelsMatch(terms, Labels()), c.matches);
+    if (c.parses) {
+      EXPECT_EQ(LabelsMatch(terms, Labels()), c.matches);
+    }
   }
 }
 
@@ -80,7 +82,9 @@ TEST(FieldSelectorTest, Table) {
     SCOPED_TRACE(c.selector);
     std::vector<FieldTerm> terms;
     ASSERT_EQ(ParseFieldSelector(c.selector, &terms), c.parses);
-    if (c.parses) EXPECT_EQ(FieldsMatch(terms, pod), c.matches);
+    if (c.parses) {
+      EXPECT_EQ(FieldsMatch(terms, pod), c.matches);
+    }
   }
 }
 
@@ -98,8 +102,8 @@ std::vector<std::string> Names(const httplib::Result& res) {
   std::vector<std::string> out;
   if (!res || res->status != 200)
     return {"<status " + std::to_string(res ? res->status : 0) + ">"};
-  for (const auto& p : json::parse(res->body)["items"])
-    out.push_back(p["metadata"]["name"]);
+  const json list = json::parse(res->body);
+  for (const auto& p : list["items"]) out.push_back(p["metadata"]["name"]);
   return out;
 }
 

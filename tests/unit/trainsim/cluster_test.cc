@@ -275,6 +275,7 @@ TEST(ClusterAgentsTest, EachAgentGetsItsNodeSliceAndUplink) {
   as.interval_s = 2;
   as.extra_args = {"--log-level=debug"};
   as.node_flags = true;
+  as.peer_namespaces = "training,other";
   auto args = AgentArgs(as, l, 0, 9000, "/sys/fs/cgroup/unified");
   auto has = [&](const std::string& a) {
     return std::find(args.begin(), args.end(), a) != args.end();
@@ -285,6 +286,7 @@ TEST(ClusterAgentsTest, EachAgentGetsItsNodeSliceAndUplink) {
       "--cgroup2-path=/sys/fs/cgroup/unified/trainsim-0a1b2c3d-node0.slice"));
   EXPECT_TRUE(has("--node-interfaces=ts0a1b2c3dn0u"));
   EXPECT_TRUE(has("--node-link-mbit=100"));
+  EXPECT_TRUE(has("--peer-pods-namespaces=training,other"));
   EXPECT_EQ(args.back(), "--log-level=debug");
   // node-b has no nic_mbit; without node flags no uplink is passed.
   args = AgentArgs(as, l, 1, 9001, "/sys/fs/cgroup/unified");
