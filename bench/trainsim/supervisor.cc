@@ -275,9 +275,14 @@ int RunScenario(const RunOptions& o) {
         "verify of a cluster scenario needs the trainscope CLI for the "
         "cluster view: pass --cli PATH (none found next to trainsim)");
 
+  // A cluster's agents start before the traffic, as DaemonSet agents run
+  // long before a job: each has listed its node's pods and the peers on
+  // other nodes when the first byte flows, so no flow starts unnamed.
+  const bool agents_first =
+      o.traffic_after_agent_ready || (cluster && !o.agent_bin.empty());
   SimNode node(scenario, o.scenario_path, run_id);
   { std::ofstream(node.run_dir() + "/supervisor.pid") << getpid() << "\n"; }
-  if (o.traffic_after_agent_ready)
+  if (agents_first)
     node.Prepare();
   else
     node.Up();
@@ -340,7 +345,7 @@ int RunScenario(const RunOptions& o) {
     }
   }
   bool interrupted = false;
-  if (o.traffic_after_agent_ready) {
+  if (agents_first) {
     spdlog::info("[trainsim] waiting for the agent before the traffic");
     if (!WaitForAgentsReady(agents, node.layout(), scenario.interval_s,
                             &interrupted)) {
