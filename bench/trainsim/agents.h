@@ -64,8 +64,7 @@ std::vector<AgentProcess> StartAgents(const AgentSettings& s,
 // Waits (bounded, 60 s) until every agent answers /readyz and lists all of
 // its node's pods in /api/v1/pods, then two more sampling intervals. false
 // when an agent died, was not ready in time, or a stop signal came.
-bool WaitForAgentsReady(std::vector<AgentProcess>& agents,
-                        const Layout& layout, double interval_s,
-                        bool* interrupted);
+bool WaitForAgentsReady(std::vector<AgentProcess>& agents, const Layout& layout,
+                        double interval_s, bool* interrupted);
 
 }  // namespace trainsim

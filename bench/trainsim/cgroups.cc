@@ -12,9 +12,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
-#include <regex>
 #include <thread>
 
 #include "cluster.h"
@@ -144,14 +144,12 @@ void Cgroups::CreatePod(const SimPod& pod) {
   for (const Hierarchy& h : hierarchies_) {
     // In a cluster every node has its own slice above kubepods.slice, so
     // each node's agent sees only its own pods.
-    std::vector<std::string> levels = {pod.cgroup_parent + kKubepods,
-                                       pod.cgroup_parent + kBurstable,
-                                       PodCgroupPath(pod),
-                                       ContainerCgroupPath(pod)};
+    std::vector<std::string> levels = {
+        pod.cgroup_parent + kKubepods, pod.cgroup_parent + kBurstable,
+        PodCgroupPath(pod), ContainerCgroupPath(pod)};
     if (!pod.cgroup_parent.empty())
-      levels.insert(levels.begin(), fs::path(pod.cgroup_parent)
-                                        .parent_path()
-                                        .string());
+      levels.insert(levels.begin(),
+                    fs::path(pod.cgroup_parent).parent_path().string());
     for (size_t i = 0; i < levels.size(); ++i) {
       const std::string dir = h.root + "/" + levels[i];
       MakeDir(dir);

@@ -68,11 +68,10 @@ void PlaceOnNodes(const Scenario& s, Layout* layout) {
   layout->nodes.clear();
   for (size_t k = 0; k < s.nodes.size(); ++k) {
     const std::string n = std::to_string(k);
-    layout->nodes.push_back({s.nodes[k].name, "ts" + run + "b" + n,
-                             "ts" + run + "n" + n + "u",
-                             "ts" + run + "n" + n + "f",
-                             NodeSliceName(run, static_cast<int>(k)),
-                             s.nodes[k].nic_mbit});
+    layout->nodes.push_back(
+        {s.nodes[k].name, "ts" + run + "b" + n, "ts" + run + "n" + n + "u",
+         "ts" + run + "n" + n + "f", NodeSliceName(run, static_cast<int>(k)),
+         s.nodes[k].nic_mbit});
   }
   layout->node_name = layout->nodes[0].name;
   layout->bridge = layout->nodes[0].bridge;

@@ -141,9 +141,9 @@ void ValidateCluster(const Scenario& s, const std::set<std::string>& pods) {
     if (!isolated && job.ps_nodes)
       Fail(path + ".ps_nodes", "only applies to layout ps_isolated");
     if (isolated && job.ps_nodes >= static_cast<int>(s.nodes.size()))
-      Fail(path + ".ps_nodes",
-           "must be < the node count (" + std::to_string(s.nodes.size()) +
-               ") so the workers have a node of their own");
+      Fail(path + ".ps_nodes", "must be < the node count (" +
+                                   std::to_string(s.nodes.size()) +
+                                   ") so the workers have a node of their own");
     if (job.layout_seed && *job.layout != NodeLayout::kRandom)
       Fail(path + ".seed", "only applies to layout random");
     for (const auto& [pod, node] : job.pod_nodes) {
@@ -170,8 +170,7 @@ void ValidateCluster(const Scenario& s, const std::set<std::string>& pods) {
       if (!cluster)
         Fail(Index(key, i) + ".node", "needs a top-level `nodes` list");
       if (!nodes.count(list[i].node))
-        Fail(Index(key, i) + ".node",
-             "no node named \"" + list[i].node + "\"");
+        Fail(Index(key, i) + ".node", "no node named \"" + list[i].node + "\"");
     }
   }
 }

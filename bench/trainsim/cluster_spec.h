@@ -16,8 +16,8 @@ namespace trainsim {
 // JSON path.
 
 // The job keys ParseJobClusterKey understands.
-inline constexpr const char* kJobClusterKeys[] = {"layout", "ps_nodes",
-                                                  "seed", "pod_nodes"};
+inline constexpr const char* kJobClusterKeys[] = {"layout", "ps_nodes", "seed",
+                                                  "pod_nodes"};
 void ParseJobClusterKey(const std::string& key, const nlohmann::json& value,
                         const std::string& path, Job* job);
 

@@ -35,10 +35,9 @@ void FaultScheduler::Tick(double elapsed_s) {
     try {
       Apply(faults[i]);
     } catch (const std::exception& e) {
-      spdlog::error("[trainsim] fault {} on {} failed: {}",
-                    FaultKindName(faults[i].kind),
-                    faults[i].pod.empty() ? faults[i].node : faults[i].pod,
-                    e.what());
+      spdlog::error(
+          "[trainsim] fault {} on {} failed: {}", FaultKindName(faults[i].kind),
+          faults[i].pod.empty() ? faults[i].node : faults[i].pod, e.what());
     }
   }
 }
@@ -55,9 +54,10 @@ void FaultScheduler::Apply(const Fault& f) {
   if (f.kind == FaultKind::kNodeBandwidthLimit) {
     for (const SimNodeInfo& n : node_.layout().nodes)
       if (n.name == f.node && !n.uplink.empty()) {
-        spdlog::info("[trainsim] fault node_bandwidth_limit on node {} at "
-                     "{:.1f}s: uplink {} at {} Mbit/s",
-                     f.node, f.start_s, n.uplink, f.mbit);
+        spdlog::info(
+            "[trainsim] fault node_bandwidth_limit on node {} at "
+            "{:.1f}s: uplink {} at {} Mbit/s",
+            f.node, f.start_s, n.uplink, f.mbit);
         LimitUplink(n, f.mbit);
         return;
       }

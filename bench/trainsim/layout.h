@@ -23,7 +23,7 @@ struct SimPod {
   std::string host_veth;     // ts<run>h<n>: the bridge side
   std::string peer_veth;     // ts<run>p<n>: renamed eth0 inside the netns
   Resources resources;       // before faults
-  int node = 0;               // index into Layout::nodes
+  int node = 0;              // index into Layout::nodes
   // "" on a single node; in a cluster the node's own slice
   // ("trainsim-<run>-node<k>.slice/"), under which kubepods.slice lives.
   std::string cgroup_parent;

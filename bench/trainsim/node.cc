@@ -10,8 +10,8 @@
 #include <stdexcept>
 
 #include "cleanup.h"
-#include "fake_apiserver.h"
 #include "fabric.h"
+#include "fake_apiserver.h"
 #include "netns.h"
 
 namespace trainsim {

@@ -149,9 +149,9 @@ std::string ActiveDiagnoses(const nlohmann::json& report) {
     if (severity != "warning" && severity != "critical") continue;
     const std::string pod = d.value("pod", "");
     // A node-level diagnosis has no pod: show its node.
-    out += (out.empty() ? "; active: " : ", ") + d.value("kind", "") + "/" +
-           (pod.empty() && d.contains("node") ? "@" + d.value("node", "")
-                                              : pod);
+    out +=
+        (out.empty() ? "; active: " : ", ") + d.value("kind", "") + "/" +
+        (pod.empty() && d.contains("node") ? "@" + d.value("node", "") : pod);
   }
   return out;
 }
@@ -202,23 +202,24 @@ void PrintBanner(const SimNode& node, const std::vector<AgentProcess>& agents,
       std::string pods;
       for (const SimPod& p : layout.pods)
         if (p.node == static_cast<int>(k)) pods += " " + p.name;
-      std::printf("  node %-12s uplink %s:%s\n",
-                  layout.nodes[k].name.c_str(), layout.nodes[k].uplink.c_str(),
-                  pods.c_str());
+      std::printf("  node %-12s uplink %s:%s\n", layout.nodes[k].name.c_str(),
+                  layout.nodes[k].uplink.c_str(), pods.c_str());
     }
   }
   std::printf("  Kubernetes API: %s/api/v1/pods\n", node.api_url().c_str());
   for (const AgentProcess& a : agents) {
     const std::string of = layout.cluster() ? " (" + a.node + ")" : "";
-    std::printf("  agent metrics:  %s/metrics%s\n", a.url().c_str(), of.c_str());
+    std::printf("  agent metrics:  %s/metrics%s\n", a.url().c_str(),
+                of.c_str());
     std::printf("  agent report:   %s/api/v1/report%s\n", a.url().c_str(),
                 of.c_str());
     std::printf("  agent log:      %s\n", a.log.c_str());
   }
   if (prometheus)
-    std::printf("  Prometheus:     %s (cluster view: trainscope report "
-                "--prometheus %s)\n",
-                prometheus->url().c_str(), prometheus->url().c_str());
+    std::printf(
+        "  Prometheus:     %s (cluster view: trainscope report "
+        "--prometheus %s)\n",
+        prometheus->url().c_str(), prometheus->url().c_str());
   if (until_stopped)
     std::printf("  stop with:      trainsim down --run-id %s\n",
                 node.run_id().c_str());
@@ -303,7 +304,8 @@ int RunScenario(const RunOptions& o) {
       // The DaemonSet's setting for training namespaces: peers on other
       // nodes get names.
       std::set<std::string> namespaces;
-      for (const Job& job : scenario.jobs) namespaces.insert(job.namespace_name);
+      for (const Job& job : scenario.jobs)
+        namespaces.insert(job.namespace_name);
       for (const std::string& ns : namespaces)
         if (caps.peer_pods_namespaces)
           as.peer_namespaces += (as.peer_namespaces.empty() ? "" : ",") + ns;
@@ -363,12 +365,11 @@ int RunScenario(const RunOptions& o) {
 
   PrintBanner(node, agents, prometheus.get(), o.until_stopped);
   if (o.until_stopped) {
-    nlohmann::json info = {
-        {"run_id", run_id},
-        {"node", node.layout().node_name},
-        {"api", node.api_url()},
-        {"agent", agents.empty() ? "" : agents[0].url()},
-        {"pid", getpid()}};
+    nlohmann::json info = {{"run_id", run_id},
+                           {"node", node.layout().node_name},
+                           {"api", node.api_url()},
+                           {"agent", agents.empty() ? "" : agents[0].url()},
+                           {"pid", getpid()}};
     if (cluster) {
       info["nodes"] = nlohmann::json::object();
       for (const SimNodeInfo& n : node.layout().nodes)

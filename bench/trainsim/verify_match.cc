@@ -33,8 +33,8 @@ void VerifyTracker::Observe(const json& report, double now_s) {
       auto it = d.find(key);
       return it != d.end() && it->is_string() ? it->get<std::string>() : "";
     };
-    const std::string kind = str("kind"), pod = str("pod"),
-                      node = str("node"), severity = str("severity");
+    const std::string kind = str("kind"), pod = str("pod"), node = str("node"),
+                      severity = str("severity");
     if (severity != "warning" && severity != "critical") continue;
     Key key;
     if (pods_.count(pod))
@@ -68,8 +68,8 @@ bool VerifyTracker::Covered(const std::vector<Expectation>& list,
 double VerifyTracker::AfterS(const Expectation& e, double seen_s) const {
   double start = 0;
   for (const Fault& f : scenario_.faults) {
-    const bool same = e.pod.empty() ? (f.pod.empty() && f.node == e.node)
-                                    : f.pod == e.pod;
+    const bool same =
+        e.pod.empty() ? (f.pod.empty() && f.node == e.node) : f.pod == e.pod;
     if (same && f.start_s <= seen_s) start = std::max(start, f.start_s);
   }
   return std::round((seen_s - start) * 10) / 10;
@@ -116,11 +116,12 @@ bool VerifyTracker::Passed() const {
 
 ojson VerifyTracker::ResultJson() const {
   ojson view = ViewJson();
-  return ojson{{"scenario", scenario_.name},
-               {"passed", view["missing"].empty() && view["unexpected"].empty()},
-               {"detected", view["detected"]},
-               {"missing", view["missing"]},
-               {"unexpected", view["unexpected"]}};
+  return ojson{
+      {"scenario", scenario_.name},
+      {"passed", view["missing"].empty() && view["unexpected"].empty()},
+      {"detected", view["detected"]},
+      {"missing", view["missing"]},
+      {"unexpected", view["unexpected"]}};
 }
 
 }  // namespace trainsim

@@ -89,14 +89,20 @@ bool ParseLabelSelector(const std::string& selector,
     if (ParseSetTerm(item, &term, &ok)) {
       if (!ok) return false;
     } else if (auto pos = item.find("!="); pos != std::string::npos) {
-      term = {Trim(item.substr(0, pos)), LabelTerm::Op::kNotEquals,
-              Trim(item.substr(pos + 2)), {}};
+      term = {Trim(item.substr(0, pos)),
+              LabelTerm::Op::kNotEquals,
+              Trim(item.substr(pos + 2)),
+              {}};
     } else if (auto pos2 = item.find("=="); pos2 != std::string::npos) {
-      term = {Trim(item.substr(0, pos2)), LabelTerm::Op::kEquals,
-              Trim(item.substr(pos2 + 2)), {}};
+      term = {Trim(item.substr(0, pos2)),
+              LabelTerm::Op::kEquals,
+              Trim(item.substr(pos2 + 2)),
+              {}};
     } else if (auto pos3 = item.find('='); pos3 != std::string::npos) {
-      term = {Trim(item.substr(0, pos3)), LabelTerm::Op::kEquals,
-              Trim(item.substr(pos3 + 1)), {}};
+      term = {Trim(item.substr(0, pos3)),
+              LabelTerm::Op::kEquals,
+              Trim(item.substr(pos3 + 1)),
+              {}};
     } else if (item.front() == '!') {
       term = {Trim(item.substr(1)), LabelTerm::Op::kNotExists, "", {}};
     } else {

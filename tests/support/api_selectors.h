@@ -37,6 +37,7 @@ struct FieldTerm {
 // false for a malformed selector or an unsupported field.
 bool ParseFieldSelector(const std::string& selector,
                         std::vector<FieldTerm>* out);
-bool FieldsMatch(const std::vector<FieldTerm>& terms, const nlohmann::json& pod);
+bool FieldsMatch(const std::vector<FieldTerm>& terms,
+                 const nlohmann::json& pod);
 
 }  // namespace trainscope::testing
