@@ -12,9 +12,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include "cluster.h"
 
 namespace trainsim {
 namespace fs = std::filesystem;
@@ -107,8 +110,22 @@ std::vector<Hierarchy> DetectHierarchies(const std::string& cgroup_mount) {
   return out;
 }
 
+std::vector<std::string> RunNodeSlices(const Hierarchy& h,
+                                       const std::string& run_id) {
+  static const std::regex slice(kNodeSlicePattern);
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(h.root, ec)) {
+    std::smatch m;
+    const std::string name = e.path().filename().string();
+    if (std::regex_match(name, m, slice) && (run_id.empty() || m[1] == run_id))
+      out.push_back(name);
+  }
+  return out;
+}
+
 std::string PodCgroupPath(const SimPod& pod) {
-  return std::string(kBurstable) + "/kubepods-burstable-pod" +
+  return pod.cgroup_parent + kBurstable + "/kubepods-burstable-pod" +
          UnderscoredUid(pod.uid) + ".slice";
 }
 
@@ -125,8 +142,14 @@ Cgroups::Cgroups(std::vector<Hierarchy> hierarchies)
 
 void Cgroups::CreatePod(const SimPod& pod) {
   for (const Hierarchy& h : hierarchies_) {
-    const std::vector<std::string> levels = {
-        kKubepods, kBurstable, PodCgroupPath(pod), ContainerCgroupPath(pod)};
+    // In a cluster every node has its own slice above kubepods.slice, so
+    // each node's agent sees only its own pods.
+    std::vector<std::string> levels = {
+        pod.cgroup_parent + kKubepods, pod.cgroup_parent + kBurstable,
+        PodCgroupPath(pod), ContainerCgroupPath(pod)};
+    if (!pod.cgroup_parent.empty())
+      levels.insert(levels.begin(),
+                    fs::path(pod.cgroup_parent).parent_path().string());
     for (size_t i = 0; i < levels.size(); ++i) {
       const std::string dir = h.root + "/" + levels[i];
       MakeDir(dir);
@@ -258,10 +281,18 @@ std::vector<std::string> RemoveRunCgroups(
     const std::vector<Hierarchy>& hierarchies, const std::string& run_id) {
   const std::string prefix =
       "kubepods-burstable-pod" + run_id + "_" + kUidMarker + "_";
-  std::vector<std::string> pods;
+  // The kubelet-style tree at the root (single node) and under each of the
+  // run's node slices (cluster).
+  std::vector<std::string> parents;
   for (const Hierarchy& h : hierarchies) {
+    parents.push_back(h.root + "/");
+    for (const std::string& slice : RunNodeSlices(h, run_id))
+      parents.push_back(h.root + "/" + slice + "/");
+  }
+  std::vector<std::string> pods;
+  for (const std::string& parent : parents) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(h.root + "/" + kBurstable, ec))
+    for (const auto& e : fs::directory_iterator(parent + kBurstable, ec))
       if (e.is_directory() &&
           e.path().filename().string().rfind(prefix, 0) == 0)
         pods.push_back(e.path().string());
@@ -289,9 +320,13 @@ std::vector<std::string> RemoveRunCgroups(
   }
   // Shared with any other kubelet-style user of this host: removed only
   // when empty, and a failure is expected, not reported.
-  for (const Hierarchy& h : hierarchies) {
-    rmdir((h.root + "/" + kBurstable).c_str());
-    rmdir((h.root + "/" + kKubepods).c_str());
+  for (const std::string& parent : parents) {
+    rmdir((parent + kBurstable).c_str());
+    rmdir((parent + kKubepods).c_str());
+    // A node slice is the run's own: its removal is reported.
+    if (parent.find("/trainsim-" + run_id + "-node") != std::string::npos &&
+        rmdir(parent.c_str()) != 0 && errno != ENOENT)
+      left.push_back(parent + " (" + std::strerror(errno) + ")");
   }
   return left;
 }

@@ -50,6 +50,11 @@ class Cgroups {
   std::vector<Hierarchy> hierarchies_;
 };
 
+// The run's per-node slices at the root of `h` (cluster runs), or every
+// trainsim node slice when run_id is empty.
+std::vector<std::string> RunNodeSlices(const Hierarchy& h,
+                                       const std::string& run_id);
+
 // Kills every process in the run's pod cgroups and removes them (and the
 // kubepods slices when they end up empty). Returns what it could not remove.
 std::vector<std::string> RemoveRunCgroups(

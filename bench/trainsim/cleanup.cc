@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cgroups.h"
+#include "cluster.h"
 #include "layout.h"
 #include "netns.h"
 #include "node.h"
@@ -66,7 +67,12 @@ std::vector<std::string> LeftoverRunIds() {
   for (const std::string& id : RunIdsInNetwork()) ids.insert(id);
   const std::regex pod("^kubepods-burstable-pod([0-9a-f]{8})_" +
                        std::string(kUidMarker) + "_.*\\.slice$");
+  const std::regex slice(kNodeSlicePattern);
   for (const Hierarchy& h : DetectHierarchies()) {
+    for (const std::string& s : RunNodeSlices(h, "")) {
+      std::smatch m;
+      if (std::regex_match(s, m, slice)) ids.insert(m[1]);
+    }
     for (const auto& e : fs::directory_iterator(
              h.root + "/kubepods.slice/kubepods-burstable.slice", ec)) {
       std::smatch m;

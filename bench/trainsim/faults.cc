@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cgroups.h"
+#include "fabric.h"
 #include "netns.h"
 #include "pod_process.h"
 
@@ -34,8 +35,9 @@ void FaultScheduler::Tick(double elapsed_s) {
     try {
       Apply(faults[i]);
     } catch (const std::exception& e) {
-      spdlog::error("[trainsim] fault {} on {} failed: {}",
-                    FaultKindName(faults[i].kind), faults[i].pod, e.what());
+      spdlog::error(
+          "[trainsim] fault {} on {} failed: {}", FaultKindName(faults[i].kind),
+          faults[i].pod.empty() ? faults[i].node : faults[i].pod, e.what());
     }
   }
 }
@@ -49,6 +51,18 @@ double FaultScheduler::NextDue(double elapsed_s) const {
 }
 
 void FaultScheduler::Apply(const Fault& f) {
+  if (f.kind == FaultKind::kNodeBandwidthLimit) {
+    for (const SimNodeInfo& n : node_.layout().nodes)
+      if (n.name == f.node && !n.uplink.empty()) {
+        spdlog::info(
+            "[trainsim] fault node_bandwidth_limit on node {} at "
+            "{:.1f}s: uplink {} at {} Mbit/s",
+            f.node, f.start_s, n.uplink, f.mbit);
+        LimitUplink(n, f.mbit);
+        return;
+      }
+    throw std::runtime_error("no node " + f.node + " with an uplink");
+  }
   const SimPod* pod = node_.layout().Find(f.pod);
   if (!pod) throw std::runtime_error("no such pod");
   spdlog::info("[trainsim] fault {} on {} at {:.1f}s", FaultKindName(f.kind),
@@ -101,6 +115,8 @@ void FaultScheduler::Apply(const Fault& f) {
       gpu_[pod->name] = &f;
       WriteFakeNvml();
       break;
+    case FaultKind::kNodeBandwidthLimit:
+      break;  // handled above
   }
 }
 

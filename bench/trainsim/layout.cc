@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <random>
 
+#include "cluster.h"
+
 namespace trainsim {
 namespace {
 
@@ -107,6 +109,8 @@ Layout MakeLayout(const Scenario& scenario, const std::string& run_id) {
       }
     }
   }
+  layout.nodes.push_back({layout.node_name, layout.bridge, "", "", "", 0});
+  if (!scenario.nodes.empty()) PlaceOnNodes(scenario, &layout);
   return layout;
 }
 

@@ -23,6 +23,22 @@ struct SimPod {
   std::string host_veth;     // ts<run>h<n>: the bridge side
   std::string peer_veth;     // ts<run>p<n>: renamed eth0 inside the netns
   Resources resources;       // before faults
+  int node = 0;              // index into Layout::nodes
+  // "" on a single node; in a cluster the node's own slice
+  // ("trainsim-<run>-node<k>.slice/"), under which kubepods.slice lives.
+  std::string cgroup_parent;
+};
+
+// One simulated node's kernel objects (cluster.cc names them).
+struct SimNodeInfo {
+  std::string name;    // spec.nodeName, the agent's --node-name
+  std::string bridge;  // where its pods' veths hang
+  // Cluster only: the uplink veth pair from the node bridge to the fabric
+  // bridge. `uplink` is the node's NIC as its agent sees it (rx = download).
+  std::string uplink;      // ts<run>n<k>u, on the node bridge
+  std::string fabric_end;  // ts<run>n<k>f, on the fabric bridge
+  std::string cgroup_parent;
+  double nic_mbit = 0;  // 0: not shaped
 };
 
 struct Layout {
@@ -30,6 +46,13 @@ struct Layout {
   std::string node_name;  // trainsim-<run>
   std::string bridge;     // ts<run>br
   std::vector<SimPod> pods;
+  // One entry (node_name, bridge) for a single-node scenario; one per
+  // declared node for a cluster, which also has a fabric bridge.
+  std::vector<SimNodeInfo> nodes;
+  std::string fabric_bridge;  // ts<run>fb; "" on a single node
+
+  bool cluster() const { return !fabric_bridge.empty(); }
+  const SimNodeInfo& NodeOf(const SimPod& pod) const { return nodes[pod.node]; }
 
   const SimPod* Find(const std::string& pod_name) const;
   const SimPod* FindByIp(const std::string& ip) const;

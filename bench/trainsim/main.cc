@@ -40,8 +40,13 @@ void PrintPlan(const Scenario& s) {
       std::printf(" %llu", static_cast<unsigned long long>(b));
     std::printf("\n");
   }
-  for (const SimPod& p : layout.pods)
-    std::printf("  %-24s %s\n", p.name.c_str(), p.ip.c_str());
+  for (const SimPod& p : layout.pods) {
+    if (layout.cluster())
+      std::printf("  %-24s %-16s %s\n", p.name.c_str(), p.ip.c_str(),
+                  layout.NodeOf(p).name.c_str());
+    else
+      std::printf("  %-24s %s\n", p.name.c_str(), p.ip.c_str());
+  }
 }
 
 // `up`: the supervisor detaches and keeps the node running; we wait until
@@ -136,9 +141,16 @@ int main(int argc, char** argv) {
         "--agent-arg", ro.agent_args,
         "extra agent flag, repeatable; write --agent-arg=--flag=value");
     cmd->add_option("--agent-port", ro.agent_port,
-                    "agent listen port on 127.0.0.1 (default: a free one)");
+                    "agent listen port on 127.0.0.1 (default: a free one; a "
+                    "cluster's agents take consecutive ports from here)");
     cmd->add_option("--run-id", ro.run_id,
                     "8 lowercase hex digits (default: random)");
+    cmd->add_option("--cli", ro.cli_bin,
+                    "trainscope CLI for the cluster view of scenarios with "
+                    "nodes (default: the one in this build tree)");
+    cmd->add_option("--prometheus-port", ro.prometheus_port,
+                    "port of the cluster run's Prometheus on 127.0.0.1 "
+                    "(default: a free one)");
     cmd->add_option("--duration", ro.duration_s,
                     "seconds to run instead of the scenario's duration_s")
         ->check(CLI::PositiveNumber);

@@ -14,8 +14,11 @@ namespace trainsim {
 namespace fs = std::filesystem;
 namespace {
 
-// Links of a run: ts<run>br, ts<run>h<n>, ts<run>p<n> (IFNAMSIZ-safe).
-const std::regex kLinkName("^ts([0-9a-f]{8})(br|h[0-9]+|p[0-9]+)$");
+// Links of a run: ts<run>br, ts<run>h<n>, ts<run>p<n> (IFNAMSIZ-safe);
+// a cluster adds ts<run>fb (fabric), ts<run>b<k> (node bridges) and the
+// uplink pairs ts<run>n<k>u / ts<run>n<k>f.
+const std::regex kLinkName(
+    "^ts([0-9a-f]{8})(br|fb|b[0-9]+|n[0-9]+[uf]|h[0-9]+|p[0-9]+)$");
 const std::regex kNetnsName("^trainsim-([0-9a-f]{8})-.+$");
 
 std::vector<std::string> Netnses() {
@@ -51,12 +54,14 @@ std::string NetnsPath(const std::string& netns) {
   return "/run/netns/" + netns;
 }
 
-void CreateBridge(const Layout& layout) {
+void CreateBridge(const std::string& name) {
   static_assert(IFNAMSIZ == 16);
-  MustRun({"ip", "link", "add", layout.bridge, "type", "bridge"});
-  MustRun({"ip", "link", "set", layout.bridge, "addrgenmode", "none"});
-  MustRun({"ip", "link", "set", layout.bridge, "up"});
+  MustRun({"ip", "link", "add", name, "type", "bridge"});
+  MustRun({"ip", "link", "set", name, "addrgenmode", "none"});
+  MustRun({"ip", "link", "set", name, "up"});
 }
+
+void CreateBridge(const Layout& layout) { CreateBridge(layout.bridge); }
 
 void CreatePodNetwork(const Layout& layout, const SimPod& pod) {
   const std::string& ns = pod.netns;
@@ -65,7 +70,8 @@ void CreatePodNetwork(const Layout& layout, const SimPod& pod) {
            pod.peer_veth});
   MustRun({"ip", "link", "set", pod.peer_veth, "netns", ns});
   MustRun({"ip", "link", "set", pod.host_veth, "addrgenmode", "none"});
-  MustRun({"ip", "link", "set", pod.host_veth, "master", layout.bridge});
+  MustRun({"ip", "link", "set", pod.host_veth, "master",
+           layout.NodeOf(pod).bridge});
   MustRun({"ip", "link", "set", pod.host_veth, "up"});
   MustRun({"ip", "-n", ns, "link", "set", pod.peer_veth, "name", "eth0"});
   MustRun({"ip", "-n", ns, "link", "set", "eth0", "addrgenmode", "none"});
@@ -73,6 +79,12 @@ void CreatePodNetwork(const Layout& layout, const SimPod& pod) {
            pod.ip + "/" + std::to_string(kPrefixLen), "dev", "eth0"});
   MustRun({"ip", "-n", ns, "link", "set", "lo", "up"});
   MustRun({"ip", "-n", ns, "link", "set", "eth0", "up"});
+}
+
+void ShapeEgress(const std::string& dev, double mbit) {
+  MustRun({"tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate",
+           std::to_string(mbit) + "mbit", "burst", Tbf(mbit), "latency",
+           "100ms"});
 }
 
 void LimitBandwidth(const SimPod& pod, double mbit) {

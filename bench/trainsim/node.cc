@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "cleanup.h"
+#include "fabric.h"
 #include "fake_apiserver.h"
 #include "netns.h"
 
@@ -42,6 +43,13 @@ std::string Rfc3339Now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
+}
+
+std::string NodeNames(const Layout& layout) {
+  std::string out;
+  for (const SimNodeInfo& n : layout.nodes)
+    out += (out.empty() ? "" : ", ") + n.name;
+  return out;
 }
 
 double EpochNow() {
@@ -87,10 +95,14 @@ void SimNode::Up() {
 }
 
 void SimNode::Prepare() {
-  spdlog::info("[trainsim] run {}: {} pods on node {}", layout_.run_id,
-               layout_.pods.size(), layout_.node_name);
+  spdlog::info("[trainsim] run {}: {} pods on {} {}", layout_.run_id,
+               layout_.pods.size(), layout_.cluster() ? "nodes" : "node",
+               layout_.cluster() ? NodeNames(layout_) : layout_.node_name);
   cgroups_ = std::make_unique<Cgroups>(DetectHierarchies());
-  CreateBridge(layout_);
+  if (layout_.cluster())
+    CreateClusterNetwork(layout_);
+  else
+    CreateBridge(layout_);
   for (const SimPod& pod : layout_.pods) {
     try {
       CreatePodNetwork(layout_, pod);

@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "cluster_spec.h"
+
 namespace trainsim {
 namespace {
 
@@ -135,7 +137,8 @@ const std::pair<const char*, FaultKind> kFaultKinds[] = {
     {"bandwidth_limit", FaultKind::kBandwidthLimit},
     {"memory_fill", FaultKind::kMemoryFill},
     {"input_read", FaultKind::kInputRead},
-    {"gpu", FaultKind::kGpu}};
+    {"gpu", FaultKind::kGpu},
+    {"node_bandwidth_limit", FaultKind::kNodeBandwidthLimit}};
 
 template <typename E, size_t N>
 std::string_view EnumName(E value,
@@ -213,6 +216,8 @@ Job ParseJob(const json& j, const std::string& path) {
       job.worker_resources = ParseResources(r.At("worker"), r.Path("worker"));
     r.RejectUnknown();
   }
+  for (const char* key : kJobClusterKeys)
+    if (o.Has(key)) ParseJobClusterKey(key, o.At(key), o.Path(key), &job);
   o.RejectUnknown();
   return job;
 }
@@ -221,7 +226,10 @@ Fault ParseFault(const json& j, const std::string& path) {
   Obj o(j, path);
   Fault f;
   f.kind = ParseEnum(o.Str("kind"), kFaultKinds, o.Path("kind"), "fault kind");
-  f.pod = o.Str("pod");
+  if (f.kind == FaultKind::kNodeBandwidthLimit)
+    f.node = o.Str("node");
+  else
+    f.pod = o.Str("pod");
   f.start_s = NonNegative(o.Num("start_s", 0), o.Path("start_s"));
   switch (f.kind) {
     case FaultKind::kCpuLimit:
@@ -232,6 +240,7 @@ Fault ParseFault(const json& j, const std::string& path) {
       if (f.threads > 16) Fail(o.Path("threads"), "must be <= 16");
       break;
     case FaultKind::kBandwidthLimit:
+    case FaultKind::kNodeBandwidthLimit:
       f.mbit = Positive(o.Num("mbit"), o.Path("mbit"));
       break;
     case FaultKind::kMemoryFill:
@@ -263,7 +272,23 @@ std::vector<Expectation> ParseExpectations(Obj& o, const std::string& key) {
   if (!list.is_array()) Fail(key, "must be an array");
   for (size_t i = 0; i < list.size(); ++i) {
     Obj e(list[i], key + "[" + std::to_string(i) + "]");
-    Expectation x{e.Str("kind"), e.Str("pod")};
+    Expectation x;
+    x.kind = e.Str("kind");
+    // A pod's diagnosis, or a node-level one (second edition).
+    const bool has_pod = e.Has("pod"), has_node = e.Has("node");
+    if (has_pod && has_node)
+      Fail(e.Path("pod"), "give either pod or node, not both");
+    if (!has_pod && !has_node)
+      Fail(e.Path("pod"), "is required (or node, for a node-level diagnosis)");
+    if (has_node)
+      x.node = e.Str("node");
+    else
+      x.pod = e.Str("pod");
+    if (e.Has("severity")) {
+      x.severity = e.Str("severity");
+      if (x.severity != "warning" && x.severity != "critical")
+        Fail(e.Path("severity"), "must be \"warning\" or \"critical\"");
+    }
     const auto& kinds = DiagnosisKinds();
     if (std::find(kinds.begin(), kinds.end(), x.kind) == kinds.end())
       Fail(e.Path("kind"), "unknown diagnosis kind \"" + x.kind + "\"");
@@ -305,6 +330,7 @@ Scenario ParseScenario(const json& doc) {
   s.duration_s = Positive(o.Num("duration_s", 60), "duration_s");
   s.interval_s = Positive(o.Num("interval_s", 5), "interval_s");
 
+  if (o.Has("nodes")) s.nodes = ParseNodes(o.At("nodes"));
   const json& jobs = o.At("jobs");
   if (!jobs.is_array() || jobs.empty())
     Fail("jobs", "must be a non-empty array");
@@ -331,7 +357,7 @@ Scenario ParseScenario(const json& doc) {
     for (size_t i = 0; i < faults.size(); ++i) {
       std::string path = "faults[" + std::to_string(i) + "]";
       Fault f = ParseFault(faults[i], path);
-      if (!pods.count(f.pod))
+      if (f.node.empty() && !pods.count(f.pod))
         Fail(path + ".pod", "no pod named \"" + f.pod + "\" in the scenario");
       if (f.start_s >= s.duration_s)
         Fail(path + ".start_s", "must be < duration_s");
@@ -343,7 +369,7 @@ Scenario ParseScenario(const json& doc) {
   for (const char* key : {"expect", "allow"}) {
     const auto& list = std::string(key) == "expect" ? s.expect : s.allow;
     for (size_t i = 0; i < list.size(); ++i)
-      if (!pods.count(list[i].pod))
+      if (list[i].node.empty() && !pods.count(list[i].pod))
         Fail(std::string(key) + "[" + std::to_string(i) + "].pod",
              "no pod named \"" + list[i].pod + "\" in the scenario");
   }
@@ -362,6 +388,7 @@ Scenario ParseScenario(const json& doc) {
       Fail("faults[" + std::to_string(i) + "].pod",
            "memory_fill needs a memory_limit_bytes for the pod's role");
   }
+  ValidateCluster(s, pods);
   o.RejectUnknown();
   return s;
 }

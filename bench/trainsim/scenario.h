@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -26,13 +27,17 @@ enum class FaultKind {
   kBandwidthLimit,
   kMemoryFill,
   kInputRead,
-  kGpu
+  kGpu,
+  kNodeBandwidthLimit
 };
+// Where a job's pods go when the scenario declares `nodes` (cluster.cc).
+enum class NodeLayout { kPsWithWorkers, kPsIsolated, kSpread, kRandom };
 
 std::string_view LabelStyleName(LabelStyle style);
 std::string_view StrategyName(Strategy strategy);
 std::string_view PodRoleName(PodRole role);
 std::string_view FaultKindName(FaultKind kind);
+std::string_view NodeLayoutName(NodeLayout layout);
 
 struct Variable {
   std::string name;
@@ -63,13 +68,19 @@ struct Job {
   Placement placement;
   Resources ps_resources;
   Resources worker_resources;
+  // Cluster placement (only with Scenario::nodes; see cluster_spec.cc).
+  std::optional<NodeLayout> layout;
+  int ps_nodes = 0;                              // ps_isolated
+  uint64_t layout_seed = 0;                      // random
+  std::map<std::string, std::string> pod_nodes;  // pod -> node overrides
 
   std::string PodName(PodRole role, int index) const;
 };
 
 struct Fault {
   FaultKind kind = FaultKind::kCpuLimit;
-  std::string pod;
+  std::string pod;   // empty for node faults
+  std::string node;  // node_bandwidth_limit
   double start_s = 0;
   double cores = 0;             // cpu_limit
   int threads = 0;              // cpu_hog
@@ -80,16 +91,27 @@ struct Fault {
   uint64_t memory_bytes = 0;    // gpu
 };
 
+// (kind, pod) for a pod's diagnosis, (kind, node) for a node-level one
+// (empty pod); `severity` empty means warning or critical.
 struct Expectation {
   std::string kind;
   std::string pod;
+  std::string node;
+  std::string severity;
   bool operator==(const Expectation&) const = default;
+};
+
+// A simulated node of a cluster scenario; nic_mbit 0 = uplink not shaped.
+struct NodeSpec {
+  std::string name;
+  double nic_mbit = 0;
 };
 
 struct Scenario {
   std::string name;
   double duration_s = 60;
   double interval_s = 5;
+  std::vector<NodeSpec> nodes;  // empty: one node, as in the first edition
   std::vector<Job> jobs;
   std::vector<Fault> faults;
   std::vector<Expectation> expect;

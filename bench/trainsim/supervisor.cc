@@ -12,10 +12,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 
+#include "agents.h"
+#include "cluster_verify.h"
 #include "faults.h"
 #include "node.h"
 #include "pod_process.h"
+#include "prometheus_runner.h"
 #include "verify_match.h"
 
 namespace trainsim {
@@ -24,20 +28,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  close(fd);
-  if (port == 0) throw std::runtime_error("no free port on 127.0.0.1");
-  return port;
-}
+// The cluster view costs a Prometheus query per metric family and a
+// replay of the window: every this many agent polls.
+constexpr int kClusterEvery = 3;
 
 std::string Num(double v) { return fmt::format("{}", v); }
 
@@ -93,46 +86,6 @@ double EpochNow() {
   return std::chrono::duration<double>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-// Waits (bounded) until the agent answers /readyz and lists every pod of
-// the scenario in /api/v1/pods, then two more sampling intervals, so at
-// least one full cycle has the pods' cgroups and the pod table. false when
-// the agent died, was not ready in time, or a stop signal came.
-bool WaitForAgentReady(const SimNode& node, Subprocess& agent, int port,
-                       double interval_s, bool* interrupted) {
-  httplib::Client cli("127.0.0.1", port);
-  cli.set_connection_timeout(1);
-  cli.set_read_timeout(3);
-  const auto deadline = Clock::now() + std::chrono::seconds(60);
-  bool ready = false;
-  while (!ready) {
-    if (Clock::now() > deadline || !agent.Running()) return false;
-    if (WaitForStop(200)) {
-      *interrupted = true;
-      return false;
-    }
-    auto r = cli.Get("/readyz");
-    if (!r || r->status != 200) continue;
-    auto pods = cli.Get("/api/v1/pods");
-    if (!pods || pods->status != 200) continue;
-    ready = std::all_of(node.layout().pods.begin(), node.layout().pods.end(),
-                        [&](const SimPod& p) {
-                          return pods->body.find("\"" + p.name + "\"") !=
-                                 std::string::npos;
-                        });
-  }
-  const auto settle =
-      Clock::now() + std::chrono::milliseconds(
-                         static_cast<int64_t>(2 * interval_s * 1000 + 200));
-  while (Clock::now() < settle) {
-    if (!agent.Running()) return false;
-    if (WaitForStop(100)) {
-      *interrupted = true;
-      return false;
-    }
-  }
-  return true;
 }
 
 // The ground truth as JSON: per pod, per peer, the bytes the pod processes
@@ -194,8 +147,11 @@ std::string ActiveDiagnoses(const nlohmann::json& report) {
     if (!d.is_object()) continue;
     const std::string severity = d.value("severity", "");
     if (severity != "warning" && severity != "critical") continue;
-    out += (out.empty() ? "; active: " : ", ") + d.value("kind", "") + "/" +
-           d.value("pod", "");
+    const std::string pod = d.value("pod", "");
+    // A node-level diagnosis has no pod: show its node.
+    out +=
+        (out.empty() ? "; active: " : ", ") + d.value("kind", "") + "/" +
+        (pod.empty() && d.contains("node") ? "@" + d.value("node", "") : pod);
   }
   return out;
 }
@@ -228,6 +184,48 @@ void PrintReport(const nlohmann::json& report) {
         std::printf(" %s=%.2f", pod.c_str(), share.get<double>());
     std::printf("\n");
   }
+  std::fflush(stdout);
+}
+
+void PrintBanner(const SimNode& node, const std::vector<AgentProcess>& agents,
+                 const PrometheusRunner* prometheus, bool until_stopped) {
+  const Layout& layout = node.layout();
+  if (!layout.cluster()) {
+    std::printf("trainsim run %s: scenario %s, %zu pods on node %s\n",
+                node.run_id().c_str(), node.scenario().name.c_str(),
+                layout.pods.size(), layout.node_name.c_str());
+  } else {
+    std::printf("trainsim run %s: scenario %s, %zu pods on %zu nodes\n",
+                node.run_id().c_str(), node.scenario().name.c_str(),
+                layout.pods.size(), layout.nodes.size());
+    for (size_t k = 0; k < layout.nodes.size(); ++k) {
+      std::string pods;
+      for (const SimPod& p : layout.pods)
+        if (p.node == static_cast<int>(k)) pods += " " + p.name;
+      std::printf("  node %-12s uplink %s:%s\n", layout.nodes[k].name.c_str(),
+                  layout.nodes[k].uplink.c_str(), pods.c_str());
+    }
+  }
+  std::printf("  Kubernetes API: %s/api/v1/pods\n", node.api_url().c_str());
+  for (const AgentProcess& a : agents) {
+    const std::string of = layout.cluster() ? " (" + a.node + ")" : "";
+    std::printf("  agent metrics:  %s/metrics%s\n", a.url().c_str(),
+                of.c_str());
+    std::printf("  agent report:   %s/api/v1/report%s\n", a.url().c_str(),
+                of.c_str());
+    std::printf("  agent log:      %s\n", a.log.c_str());
+  }
+  if (prometheus)
+    std::printf(
+        "  Prometheus:     %s (cluster view: trainscope report "
+        "--prometheus %s)\n",
+        prometheus->url().c_str(), prometheus->url().c_str());
+  if (until_stopped)
+    std::printf("  stop with:      trainsim down --run-id %s\n",
+                node.run_id().c_str());
+  else
+    std::printf("  running for %s s (Ctrl-C stops early)\n",
+                Num(node.scenario().duration_s).c_str());
   std::fflush(stdout);
 }
 
@@ -271,46 +269,66 @@ int RunScenario(const RunOptions& o) {
         "trainsim)");
   if (o.traffic_after_agent_ready && o.agent_bin.empty())
     throw std::runtime_error("--traffic-after-agent-ready needs --agent");
+  const bool cluster = !scenario.nodes.empty();
+  const std::string cli = o.cli_bin.empty() ? DefaultCliPath() : o.cli_bin;
+  if (cluster && o.verify && cli.empty())
+    throw std::runtime_error(
+        "verify of a cluster scenario needs the trainscope CLI for the "
+        "cluster view: pass --cli PATH (none found next to trainsim)");
 
+  // A cluster's agents start before the traffic, as DaemonSet agents run
+  // long before a job: each has listed its node's pods and the peers on
+  // other nodes when the first byte flows, so no flow starts unnamed.
+  const bool agents_first =
+      o.traffic_after_agent_ready || (cluster && !o.agent_bin.empty());
   SimNode node(scenario, o.scenario_path, run_id);
   { std::ofstream(node.run_dir() + "/supervisor.pid") << getpid() << "\n"; }
-  if (o.traffic_after_agent_ready)
+  if (agents_first)
     node.Prepare();
   else
     node.Up();
 
-  Subprocess agent;
-  int agent_port = 0;
+  std::vector<AgentProcess> agents;
+  std::unique_ptr<PrometheusRunner> prometheus;
   if (!o.agent_bin.empty()) {
-    agent_port = o.agent_port ? o.agent_port : FreePort();
-    std::vector<std::string> args = {o.agent_bin,
-                                     "--discovery",
-                                     "apiserver",
-                                     "--kube-api",
-                                     node.api_url(),
-                                     "--node-name",
-                                     node.layout().node_name,
-                                     "--listen",
-                                     "127.0.0.1:" + std::to_string(agent_port),
-                                     "--interval",
-                                     Num(scenario.interval_s)};
-    args.insert(args.end(), o.agent_args.begin(), o.agent_args.end());
-    std::vector<std::string> env;
+    AgentSettings as;
+    as.binary = o.agent_bin;
+    as.api_url = node.api_url();
+    as.run_dir = node.run_dir();
+    as.interval_s = scenario.interval_s;
+    as.first_port = o.agent_port;
+    as.extra_args = o.agent_args;
+    if (cluster) {
+      const AgentCapabilities caps = AskAgent(o.agent_bin);
+      as.node_flags = caps.node_flags;
+      // The DaemonSet's setting for training namespaces: peers on other
+      // nodes get names.
+      std::set<std::string> namespaces;
+      for (const Job& job : scenario.jobs)
+        namespaces.insert(job.namespace_name);
+      for (const std::string& ns : namespaces)
+        if (caps.peer_pods_namespaces)
+          as.peer_namespaces += (as.peer_namespaces.empty() ? "" : ",") + ns;
+    }
+    if (cluster && !as.node_flags)
+      spdlog::info(
+          "[trainsim] this agent takes no --node-interfaces: node uplinks "
+          "are not passed (TRAINSIM_AGENT_NODE_FLAGS=on forces them)");
     const bool gpu =
         std::any_of(scenario.faults.begin(), scenario.faults.end(),
                     [](const Fault& f) { return f.kind == FaultKind::kGpu; });
     if (gpu) {
       // gpu faults speak through the fake NVML (docs/gpu.md); point the
       // agent at it unless the caller chose a library.
-      env.push_back("TRAINSCOPE_FAKE_NVML_CONFIG=" + FakeNvmlPath(run_id));
+      as.env.push_back("TRAINSCOPE_FAKE_NVML_CONFIG=" + FakeNvmlPath(run_id));
       const bool chosen = std::any_of(
           o.agent_args.begin(), o.agent_args.end(), [](const std::string& a) {
             return a.rfind("--nvml-library", 0) == 0;
           });
       const std::string lib = FakeNvmlLibrary();
       if (!chosen && !lib.empty()) {
-        args.push_back("--nvml-library");
-        args.push_back(lib);
+        as.extra_args.push_back("--nvml-library");
+        as.extra_args.push_back(lib);
       }
       if (!chosen && lib.empty())
         spdlog::warn(
@@ -318,75 +336,114 @@ int RunScenario(const RunOptions& o) {
             "trainsim "
             "(build target fake_nvml); the agent will see no GPU");
     }
-    agent = Subprocess::Spawn(args, node.run_dir() + "/agent.log", env);
+    agents = StartAgents(as, node.layout());
+    if (cluster) {
+      std::vector<PrometheusRunner::Target> targets;
+      for (const AgentProcess& a : agents) targets.push_back({a.node, a.port});
+      prometheus = std::make_unique<PrometheusRunner>(
+          node.run_dir() + "/prometheus", targets, scenario.interval_s);
+      prometheus->Start(o.prometheus_port ? o.prometheus_port
+                                          : FreeLoopbackPort());
+    }
   }
-  bool interrupted = false, agent_died = false;
-  if (o.traffic_after_agent_ready) {
+  bool interrupted = false;
+  if (agents_first) {
     spdlog::info("[trainsim] waiting for the agent before the traffic");
-    if (!WaitForAgentReady(node, agent, agent_port, scenario.interval_s,
-                           &interrupted)) {
+    if (!WaitForAgentsReady(agents, node.layout(), scenario.interval_s,
+                            &interrupted)) {
       if (interrupted) return 130;  // ~SimNode tears down
-      throw std::runtime_error(
-          std::string(agent.Running()
-                          ? "the agent did not get ready within 60 s"
-                          : "the agent exited before it was ready") +
-          "; its log:\n" + LogTail(node.run_dir() + "/agent.log", 30));
+      std::string why;
+      for (AgentProcess& a : agents)
+        why += "\nagent of " + a.node + " (" +
+               (a.process.Running() ? "running" : "exited") + "), its log:\n" +
+               LogTail(a.log, 30);
+      throw std::runtime_error("the agents did not get ready within 60 s" +
+                               why);
     }
     node.StartPods();
   }
 
-  std::printf("trainsim run %s: scenario %s, %zu pods on node %s\n",
-              run_id.c_str(), scenario.name.c_str(), node.layout().pods.size(),
-              node.layout().node_name.c_str());
-  std::printf("  Kubernetes API: %s/api/v1/pods\n", node.api_url().c_str());
-  if (agent_port) {
-    std::printf("  agent metrics:  http://127.0.0.1:%d/metrics\n", agent_port);
-    std::printf("  agent report:   http://127.0.0.1:%d/api/v1/report\n",
-                agent_port);
-    std::printf("  agent log:      %s/agent.log\n", node.run_dir().c_str());
-  }
-  if (o.until_stopped)
-    std::printf("  stop with:      trainsim down --run-id %s\n",
-                run_id.c_str());
-  else
-    std::printf("  running for %s s (Ctrl-C stops early)\n",
-                Num(scenario.duration_s).c_str());
-  std::fflush(stdout);
+  PrintBanner(node, agents, prometheus.get(), o.until_stopped);
   if (o.until_stopped) {
-    nlohmann::json info = {
-        {"run_id", run_id},
-        {"node", node.layout().node_name},
-        {"api", node.api_url()},
-        {"agent",
-         agent_port ? "http://127.0.0.1:" + std::to_string(agent_port) : ""},
-        {"pid", getpid()}};
+    nlohmann::json info = {{"run_id", run_id},
+                           {"node", node.layout().node_name},
+                           {"api", node.api_url()},
+                           {"agent", agents.empty() ? "" : agents[0].url()},
+                           {"pid", getpid()}};
+    if (cluster) {
+      info["nodes"] = nlohmann::json::object();
+      for (const SimNodeInfo& n : node.layout().nodes)
+        info["nodes"][n.name] = {{"uplink", n.uplink}, {"bridge", n.bridge}};
+      info["agents"] = nlohmann::json::object();
+      for (const AgentProcess& a : agents) info["agents"][a.node] = a.url();
+      if (prometheus) info["prometheus"] = prometheus->url();
+    }
     std::ofstream(node.run_dir() + "/info.json") << info.dump() << "\n";
   }
 
   FaultScheduler faults(node);
   VerifyTracker tracker(scenario);
+  std::vector<std::string> node_names;
+  for (const SimNodeInfo& n : node.layout().nodes) node_names.push_back(n.name);
+  ClusterVerify views(scenario, node_names);
+  bool agent_died = false;
   const auto t0 = Clock::now();
+  // Called each interval: every agent's report, and every few intervals the
+  // cluster view (a Prometheus query per family, so less often).
+  int polls = 0;
+  auto observe = [&](double elapsed, bool final_poll) {
+    std::string status;
+    size_t got = 0;
+    for (AgentProcess& a : agents) {
+      if (a.died) continue;
+      auto report = FetchReport(a.port);
+      if (!report) continue;
+      ++got;
+      if (cluster)
+        views.Observe(a.node, *report, elapsed);
+      else
+        tracker.Observe(*report, elapsed);
+      // One line per poll: in a cluster, each node's active diagnoses.
+      const std::string active = ActiveDiagnoses(*report);
+      status += cluster && !active.empty() ? " | " + a.node + active : active;
+      if (final_poll && !cluster) PrintReport(*report);
+    }
+    if (cluster && prometheus && (final_poll || polls % kClusterEvery == 0)) {
+      std::string error;
+      auto report = ClusterReport(cli, prometheus->url(), elapsed + 30,
+                                  scenario.interval_s, &error);
+      if (report) {
+        views.Observe(ClusterVerify::kClusterView, *report, elapsed);
+        status += " | cluster" + ActiveDiagnoses(*report);
+        if (final_poll) PrintReport(*report);
+      } else {
+        spdlog::warn("[trainsim] cluster report failed: {}", error);
+      }
+    }
+    ++polls;
+    if (final_poll) return;
+    std::printf("[%5.1fs] %s; expected diagnoses seen: %zu/%zu%s\n", elapsed,
+                got ? "report received" : "no report yet",
+                cluster ? views.DetectedCount() : tracker.DetectedCount(),
+                scenario.expect.size(), status.c_str());
+    std::fflush(stdout);
+  };
   double next_poll = scenario.interval_s;
   while (!interrupted) {
     const double elapsed =
         std::chrono::duration<double>(Clock::now() - t0).count();
     if (!o.until_stopped && elapsed >= scenario.duration_s) break;
     faults.Tick(elapsed);
-    if (agent_port && !agent_died && !agent.Running()) {
-      agent_died = true;
-      spdlog::error("[trainsim] the agent exited early; its log:\n{}",
-                    LogTail(node.run_dir() + "/agent.log", 30));
-      if (o.verify) break;
+    for (AgentProcess& a : agents) {
+      if (a.died || a.process.Running()) continue;
+      a.died = agent_died = true;
+      spdlog::error("[trainsim] the agent of {} exited early; its log:\n{}",
+                    a.node, LogTail(a.log, 30));
     }
+    if (o.verify && agent_died) break;
     if (o.verify && elapsed >= next_poll) {
       next_poll += scenario.interval_s;
-      auto report = FetchReport(agent_port);
-      if (report) tracker.Observe(*report, elapsed);
-      std::printf("[%5.1fs] %s; expected diagnoses seen: %zu/%zu%s\n", elapsed,
-                  report ? "report received" : "no report yet",
-                  tracker.DetectedCount(), scenario.expect.size(),
-                  report ? ActiveDiagnoses(*report).c_str() : "");
-      std::fflush(stdout);
+      observe(elapsed, false);
     }
     // Sleeps here are also where SIGINT/SIGTERM are taken.
     if (WaitForStop(100)) {
@@ -396,14 +453,9 @@ int RunScenario(const RunOptions& o) {
     }
   }
 
-  // The last report, while the pods still run: what the agent concluded.
-  if (agent_port && !agent_died && !interrupted) {
-    if (auto report = FetchReport(agent_port)) {
-      tracker.Observe(*report,
-                      std::chrono::duration<double>(Clock::now() - t0).count());
-      PrintReport(*report);
-    }
-  }
+  // The last reports, while the pods still run: what the agents concluded.
+  if (!agents.empty() && !agent_died && !interrupted)
+    observe(std::chrono::duration<double>(Clock::now() - t0).count(), true);
   node.StopPods();
   const double traffic_stop_epoch_s = EpochNow();
   PrintTruth(node);
@@ -420,10 +472,12 @@ int RunScenario(const RunOptions& o) {
     while (Clock::now() < until)
       if (WaitForStop(100)) break;  // a stop signal only ends the wait
   }
-  agent.Stop(std::chrono::seconds(3));
+  for (AgentProcess& a : agents) a.process.Stop(std::chrono::seconds(3));
+  if (prometheus) prometheus->Stop();
   node.Teardown();
   if (o.verify) {
-    nlohmann::ordered_json result = tracker.ResultJson();
+    nlohmann::ordered_json result =
+        cluster ? views.ResultJson() : tracker.ResultJson();
     if (agent_died || interrupted) result["passed"] = false;
     std::printf("%s\n", result.dump().c_str());
     std::fflush(stdout);

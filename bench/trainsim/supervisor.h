@@ -10,8 +10,10 @@ struct RunOptions {
   std::string run_id;     // "" = a new random one
   std::string agent_bin;  // "" = no agent
   std::vector<std::string> agent_args;
-  int agent_port = 0;     // 0 = a free port
-  double duration_s = 0;  // > 0 overrides the scenario's duration_s
+  int agent_port = 0;       // 0 = a free port (a cluster: first of N)
+  std::string cli_bin;      // trainscope CLI for the cluster view ("" = find)
+  int prometheus_port = 0;  // cluster runs; 0 = a free port
+  double duration_s = 0;    // > 0 overrides the scenario's duration_s
   bool verify = false;
   // `up`: run until SIGTERM instead of duration_s; write info.json when ready.
   bool until_stopped = false;

@@ -6,12 +6,21 @@
 namespace trainsim {
 
 using nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+ojson EntryJson(const std::string& kind, const std::string& pod,
+                const std::string& node) {
+  ojson e{{"kind", kind}, {"pod", pod}};
+  if (pod.empty() && !node.empty()) e["node"] = node;
+  return e;
+}
 
 VerifyTracker::VerifyTracker(const Scenario& scenario) : scenario_(scenario) {
   for (const Job& job : scenario.jobs)
     for (PodRole role : {PodRole::kPs, PodRole::kWorker})
       for (int k = 0; k < (role == PodRole::kPs ? job.ps : job.workers); ++k)
-        pods_.push_back(job.PodName(role, k));
+        pods_.insert(job.PodName(role, k));
+  for (const NodeSpec& n : scenario.nodes) nodes_.insert(n.name);
 }
 
 void VerifyTracker::Observe(const json& report, double now_s) {
@@ -20,68 +29,99 @@ void VerifyTracker::Observe(const json& report, double now_s) {
     return;
   for (const json& d : report["diagnoses"]) {
     if (!d.is_object()) continue;
-    std::string kind = d.value("kind", ""), pod = d.value("pod", ""),
-                severity = d.value("severity", "");
+    auto str = [&](const char* key) {
+      auto it = d.find(key);
+      return it != d.end() && it->is_string() ? it->get<std::string>() : "";
+    };
+    const std::string kind = str("kind"), pod = str("pod"), node = str("node"),
+                      severity = str("severity");
     if (severity != "warning" && severity != "critical") continue;
-    if (std::find(pods_.begin(), pods_.end(), pod) == pods_.end()) continue;
-    seen_.emplace(std::make_pair(kind, pod), now_s);
+    Key key;
+    if (pods_.count(pod))
+      key = {kind, pod, ""};
+    else if (pod.empty() && nodes_.count(node))
+      key = {kind, "", node};
+    else
+      continue;  // not about this scenario's pods or nodes
+    seen_[key].emplace(severity, now_s);
   }
 }
 
-bool VerifyTracker::Listed(const std::vector<Expectation>& list,
-                           const std::string& kind,
-                           const std::string& pod) const {
-  return std::find(list.begin(), list.end(), Expectation{kind, pod}) !=
-         list.end();
+std::optional<double> VerifyTracker::FirstSeen(const Expectation& e) const {
+  auto it = seen_.find({e.kind, e.pod, e.pod.empty() ? e.node : ""});
+  if (it == seen_.end()) return std::nullopt;
+  std::optional<double> first;
+  for (const auto& [severity, at] : it->second)
+    if (e.severity.empty() || e.severity == severity)
+      first = first ? std::min(*first, at) : at;
+  return first;
 }
 
-// after_s counts from the latest fault on the pod that had started by then,
-// else from the job's start.
-double VerifyTracker::FaultStart(const std::string& pod, double seen_s) const {
+bool VerifyTracker::Covered(const std::vector<Expectation>& list,
+                            const Key& key) const {
+  const auto& [kind, pod, node] = key;
+  return std::any_of(list.begin(), list.end(), [&](const Expectation& e) {
+    return e.kind == kind && e.pod == pod && (!pod.empty() || e.node == node);
+  });
+}
+
+double VerifyTracker::AfterS(const Expectation& e, double seen_s) const {
   double start = 0;
-  for (const Fault& f : scenario_.faults)
-    if (f.pod == pod && f.start_s <= seen_s) start = std::max(start, f.start_s);
-  return start;
+  for (const Fault& f : scenario_.faults) {
+    const bool same =
+        e.pod.empty() ? (f.pod.empty() && f.node == e.node) : f.pod == e.pod;
+    if (same && f.start_s <= seen_s) start = std::max(start, f.start_s);
+  }
+  return std::round((seen_s - start) * 10) / 10;
 }
 
 size_t VerifyTracker::DetectedCount() const {
   size_t n = 0;
-  for (const Expectation& e : scenario_.expect)
-    n += seen_.count({e.kind, e.pod});
+  for (const Expectation& e : scenario_.expect) n += FirstSeen(e).has_value();
   return n;
 }
 
+ojson VerifyTracker::Unexpected() const {
+  ojson unexpected = ojson::array();
+  for (const auto& [key, severities] : seen_) {
+    if (Covered(scenario_.expect, key) || Covered(scenario_.allow, key))
+      continue;
+    const auto& [kind, pod, node] = key;
+    unexpected.push_back(EntryJson(kind, pod, node));
+  }
+  return unexpected;
+}
+
+ojson VerifyTracker::ViewJson() const {
+  ojson detected = ojson::array(), missing = ojson::array();
+  for (const Expectation& e : scenario_.expect) {
+    auto at = FirstSeen(e);
+    ojson entry = EntryJson(e.kind, e.pod, e.node);
+    if (!at) {
+      missing.push_back(entry);
+      continue;
+    }
+    entry["after_s"] = AfterS(e, *at);
+    detected.push_back(entry);
+  }
+  return ojson{{"detected", detected},
+               {"missing", missing},
+               {"unexpected", Unexpected()}};
+}
+
 bool VerifyTracker::Passed() const {
-  const auto r = ResultJson();
+  const auto r = ViewJson();
   return r["missing"].empty() && r["unexpected"].empty();
 }
 
-nlohmann::ordered_json VerifyTracker::ResultJson() const {
-  using ojson = nlohmann::ordered_json;
-  ojson detected = ojson::array(), missing = ojson::array(),
-        unexpected = ojson::array();
-  for (const Expectation& e : scenario_.expect) {
-    auto it = seen_.find({e.kind, e.pod});
-    if (it == seen_.end()) {
-      missing.push_back({{"kind", e.kind}, {"pod", e.pod}});
-      continue;
-    }
-    double after = it->second - FaultStart(e.pod, it->second);
-    detected.push_back({{"kind", e.kind},
-                        {"pod", e.pod},
-                        {"after_s", std::round(after * 10) / 10}});
-  }
-  for (const auto& [key, at] : seen_) {
-    const auto& [kind, pod] = key;
-    if (!Listed(scenario_.expect, kind, pod) &&
-        !Listed(scenario_.allow, kind, pod))
-      unexpected.push_back({{"kind", kind}, {"pod", pod}});
-  }
-  return ojson{{"scenario", scenario_.name},
-               {"passed", missing.empty() && unexpected.empty()},
-               {"detected", detected},
-               {"missing", missing},
-               {"unexpected", unexpected}};
+ojson VerifyTracker::ResultJson() const {
+  ojson view = ViewJson();
+  return ojson{
+      {"scenario", scenario_.name},
+      {"passed", view["missing"].empty() && view["unexpected"].empty()},
+      {"detected", view["detected"]},
+      {"missing", view["missing"]},
+      {"unexpected", view["unexpected"]}};
 }
 
 }  // namespace trainsim

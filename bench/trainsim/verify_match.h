@@ -2,7 +2,10 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -10,30 +13,52 @@
 
 namespace trainsim {
 
-// Matches the agent's reports against a scenario's expect/allow lists
-// (DESIGN.md "Scenario format"). Pure: the caller feeds reports and times.
+// Matches one view's reports (an agent's node view, or the cluster view
+// from Prometheus) against a scenario's expect/allow lists (DESIGN.md
+// "Scenario format"). Pure: the caller feeds reports and times.
+//
+// A diagnosis with a pod of the scenario matches entries with that pod; a
+// node-level one (empty pod, "node" naming a scenario node) matches entries
+// with that node. An entry's `severity`, when given, is required for it to
+// count as detected; whether a diagnosis is unexpected ignores severity.
 class VerifyTracker {
  public:
   explicit VerifyTracker(const Scenario& scenario);
 
-  // One GET /api/v1/report body, seen `now_s` seconds after the job started.
+  // One report body (GET /api/v1/report or `trainscope report --json`),
+  // seen `now_s` seconds after the job started.
   void Observe(const nlohmann::json& report, double now_s);
 
   bool Passed() const;
   // The JSON line `trainsim verify` prints last, keys in DESIGN.md's order.
   nlohmann::ordered_json ResultJson() const;
-  // Expected (kind, pod) pairs seen so far, for progress lines.
+  // {detected, missing, unexpected}: one view in a cluster's result.
+  nlohmann::ordered_json ViewJson() const;
+  // Expected entries seen so far, for progress lines.
   size_t DetectedCount() const;
+  // When an expect entry was first seen (with its severity, if required).
+  std::optional<double> FirstSeen(const Expectation& e) const;
+  // Warning/critical diagnoses no expect or allow entry covers.
+  nlohmann::ordered_json Unexpected() const;
+  // after_s of a detection at `seen_s`: from the latest fault on the pod
+  // (or node) that had started by then, else from the job's start.
+  double AfterS(const Expectation& e, double seen_s) const;
 
  private:
-  double FaultStart(const std::string& pod, double seen_s) const;
-  bool Listed(const std::vector<Expectation>& list, const std::string& kind,
-              const std::string& pod) const;
+  // (kind, pod, node): node only for node-level diagnoses.
+  using Key = std::tuple<std::string, std::string, std::string>;
+  bool Covered(const std::vector<Expectation>& list, const Key& key) const;
 
   const Scenario& scenario_;
-  std::vector<std::string> pods_;
-  // (kind, pod) -> first time it was seen as warning or critical.
-  std::map<std::pair<std::string, std::string>, double> seen_;
+  std::set<std::string> pods_;
+  std::set<std::string> nodes_;
+  // key -> severity -> first time seen (warning and critical only).
+  std::map<Key, std::map<std::string, double>> seen_;
 };
+
+// Expectation as the JSON entry of detected/missing/unexpected lists.
+nlohmann::ordered_json EntryJson(const std::string& kind,
+                                 const std::string& pod,
+                                 const std::string& node);
 
 }  // namespace trainsim

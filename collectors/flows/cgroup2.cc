@@ -21,12 +21,19 @@ bool IsCgroup2(const fs::path& dir) {
 Status LocateCgroup2(const fs::path& cgroup_root, const fs::path& override_path,
                      Cgroup2Target* out) {
   fs::path root;
+  out->root_level = 0;
   if (!override_path.empty()) {
     if (!IsCgroup2(override_path)) {
       return Status::Error("--cgroup2-path " + override_path.string() +
                            " is not a cgroup v2 mount");
     }
     root = override_path;
+    for (fs::path p = fs::absolute(root).lexically_normal();
+         p.has_relative_path() && IsCgroup2(p.parent_path());
+         p = p.parent_path()) {
+      if (!p.has_filename()) continue;  // a trailing '/'
+      ++out->root_level;
+    }
   } else {
     for (const fs::path& candidate : {cgroup_root, cgroup_root / "unified"}) {
       if (IsCgroup2(candidate)) {

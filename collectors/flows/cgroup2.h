@@ -14,6 +14,10 @@ namespace trainscope {
 struct Cgroup2Target {
   std::filesystem::path root;    // the v2 mount
   std::filesystem::path attach;  // kubepods(.slice) below it, else the root
+  // Depth of `root` below the real v2 mount: --cgroup2-path may name a
+  // subtree (say, one node's slice of a simulated cluster), and the BPF
+  // ancestor levels count from the mount.
+  uint32_t root_level = 0;
 };
 
 // `override_path` (--cgroup2-path) wins; otherwise <cgroup_root> on a pure

@@ -57,7 +57,7 @@ Status FlowsCollector::DrainBpf(std::vector<FlowDelta>* deltas,
   std::map<uint64_t, uint32_t> levels;
   for (const auto& [id, pod] : ScanPodCgroupIds(target_.root)) {
     (*cgroup_to_uid)[id] = pod.uid;
-    levels[id] = pod.level;
+    levels[id] = target_.root_level + pod.level;
   }
   if (Status s = bpf_->SetPods(levels); !s.ok()) return s;
   std::map<FlowKey, FlowCounters> current;

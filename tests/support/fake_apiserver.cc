@@ -9,70 +9,16 @@ namespace {
 
 using nlohmann::json;
 
-std::string NodeOf(const json& pod) {
-  auto spec = pod.find("spec");
-  if (spec == pod.end() || !spec->is_object()) return "";
-  auto node = spec->find("nodeName");
-  return node != spec->end() && node->is_string() ? node->get<std::string>()
-                                                  : "";
-}
-
-// Only the field selector discovery uses: spec.nodeName=<node> ("" = none).
-bool ParseFieldSelector(const std::string& selector, std::string* node) {
-  node->clear();
-  if (selector.empty()) return true;
-  for (const std::string prefix : {"spec.nodeName==", "spec.nodeName="}) {
-    if (selector.rfind(prefix, 0) == 0) {
-      *node = selector.substr(prefix.size());
-      return node->find(',') == std::string::npos;
-    }
-  }
-  return false;
-}
-
 bool PodMatches(const PodFilter& filter, const json& pod) {
-  if (!filter.node.empty() && NodeOf(pod) != filter.node) return false;
+  if (!FieldsMatch(filter.fields, pod)) return false;
   const json empty = json::object();
   const json& meta = pod.contains("metadata") ? pod["metadata"] : empty;
   if (!filter.namespace_name.empty() &&
       meta.value("namespace", "default") != filter.namespace_name) {
     return false;
   }
-  const json& labels = meta.contains("labels") && meta["labels"].is_object()
-                           ? meta["labels"]
-                           : empty;
-  for (const auto& term : filter.labels) {
-    auto it = labels.find(term.key);
-    const bool has = it != labels.end() && it->is_string();
-    const std::string value = has ? it->get<std::string>() : "";
-    switch (term.op) {
-      case LabelTerm::Op::kExists:
-        if (!has) return false;
-        break;
-      case LabelTerm::Op::kNotExists:
-        if (has) return false;
-        break;
-      case LabelTerm::Op::kEquals:
-        if (!has || value != term.value) return false;
-        break;
-      case LabelTerm::Op::kNotEquals:
-        if (has && value == term.value) return false;
-        break;
-      case LabelTerm::Op::kIn:
-        if (!has || std::find(term.values.begin(), term.values.end(), value) ==
-                        term.values.end()) {
-          return false;
-        }
-        break;
-      case LabelTerm::Op::kNotIn:
-        if (has && std::find(term.values.begin(), term.values.end(), value) !=
-                       term.values.end()) {
-          return false;
-        }
-        break;
-    }
-  }
-  return true;
+  return LabelsMatch(filter.labels,
+                     meta.contains("labels") ? meta["labels"] : empty);
 }
 
 void SendStatus(httplib::Response& res, int code, const std::string& reason,
@@ -83,96 +29,6 @@ void SendStatus(httplib::Response& res, int code, const std::string& reason,
 }
 
 }  // namespace
-
-namespace {
-
-std::string TrimSpaces(std::string s) {
-  const size_t first = s.find_first_not_of(' ');
-  if (first == std::string::npos) return "";
-  return s.substr(first, s.find_last_not_of(' ') - first + 1);
-}
-
-// "key in (a, b)" / "key notin (a)"; false when `item` is not set-based.
-bool ParseSetTerm(const std::string& item, LabelTerm* term, bool* ok) {
-  const size_t open = item.find('(');
-  if (open == std::string::npos) return false;
-  *ok = false;
-  if (item.back() != ')') return true;
-  std::string head = TrimSpaces(item.substr(0, open));
-  const size_t space = head.rfind(' ');
-  if (space == std::string::npos) return true;
-  const std::string op = head.substr(space + 1);
-  term->key = TrimSpaces(head.substr(0, space));
-  if (op == "in") {
-    term->op = LabelTerm::Op::kIn;
-  } else if (op == "notin") {
-    term->op = LabelTerm::Op::kNotIn;
-  } else {
-    return true;
-  }
-  std::string list = item.substr(open + 1, item.size() - open - 2);
-  for (size_t start = 0; start <= list.size();) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    std::string v = TrimSpaces(list.substr(start, comma - start));
-    if (v.empty()) return true;
-    term->values.push_back(std::move(v));
-    start = comma + 1;
-  }
-  *ok = !term->key.empty() && term->key.find(' ') == std::string::npos;
-  return true;
-}
-
-}  // namespace
-
-bool ParseLabelSelector(const std::string& selector,
-                        std::vector<LabelTerm>* out) {
-  out->clear();
-  if (selector.empty()) return true;
-  // Split on commas outside parentheses.
-  std::vector<std::string> items(1);
-  int depth = 0;
-  for (char c : selector) {
-    if (c == '(') ++depth;
-    if (c == ')') --depth;
-    if (depth < 0 || depth > 1) return false;
-    if (c == ',' && depth == 0) {
-      items.emplace_back();
-    } else {
-      items.back() += c;
-    }
-  }
-  if (depth != 0) return false;
-  for (std::string item : items) {
-    item = TrimSpaces(item);
-    LabelTerm term;
-    if (bool ok = false; ParseSetTerm(item, &term, &ok)) {
-      if (!ok) return false;
-      out->push_back(std::move(term));
-      continue;
-    }
-    if (item.empty() || item.find_first_of(" ()") != std::string::npos) {
-      return false;
-    }
-    if (auto pos = item.find("!="); pos != std::string::npos) {
-      term = {item.substr(0, pos), LabelTerm::Op::kNotEquals,
-              item.substr(pos + 2)};
-    } else if (auto pos2 = item.find("=="); pos2 != std::string::npos) {
-      term = {item.substr(0, pos2), LabelTerm::Op::kEquals,
-              item.substr(pos2 + 2)};
-    } else if (auto pos3 = item.find('='); pos3 != std::string::npos) {
-      term = {item.substr(0, pos3), LabelTerm::Op::kEquals,
-              item.substr(pos3 + 1)};
-    } else if (item.front() == '!') {
-      term = {item.substr(1), LabelTerm::Op::kNotExists, ""};
-    } else {
-      term = {item, LabelTerm::Op::kExists, ""};
-    }
-    if (term.key.empty()) return false;
-    out->push_back(std::move(term));
-  }
-  return true;
-}
 
 json FakeApiServer::StatusObject(int code, const std::string& reason,
                                  const std::string& message) {
@@ -375,7 +231,7 @@ bool FakeApiServer::ParseFilter(const httplib::Request& req,
                                 PodFilter* filter, std::string* error) {
   filter->namespace_name = namespace_name;
   if (!ParseFieldSelector(req.get_param_value("fieldSelector"),
-                          &filter->node)) {
+                          &filter->fields)) {
     *error = "unsupported field selector \"" +
              req.get_param_value("fieldSelector") + "\"";
     return false;

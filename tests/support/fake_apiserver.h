@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "api_selectors.h"
+
 namespace httplib {
 class Server;
 class Request;
@@ -37,34 +39,20 @@ struct RecordedRequest {
   int injected_status = 0;  // status of a FailNext answer, 0 otherwise
 };
 
-// One label selector requirement: "key", "!key", "key=value" (or "=="),
-// "key!=value", "key in (a,b)", "key notin (a,b)".
-struct LabelTerm {
-  enum class Op { kExists, kNotExists, kEquals, kNotEquals, kIn, kNotIn };
-  std::string key;
-  Op op = Op::kExists;
-  std::string value;
-  std::vector<std::string> values;  // kIn, kNotIn
-};
-// The comma-separated terms of a labelSelector (commas inside a set's
-// parentheses belong to the set), as the API server reads them; false for
-// malformed selectors or empty terms.
-bool ParseLabelSelector(const std::string& selector,
-                        std::vector<LabelTerm>* out);
-
 // Which pods a list or watch returns.
 struct PodFilter {
-  std::string node;            // spec.nodeName field selector
-  std::string namespace_name;  // /api/v1/namespaces/{ns}/pods
-  std::vector<LabelTerm> labels;
+  std::vector<FieldTerm> fields;  // fieldSelector (spec.nodeName, ...)
+  std::string namespace_name;     // /api/v1/namespaces/{ns}/pods
+  std::vector<LabelTerm> labels;  // labelSelector (equality and set-based)
 };
 
 // A Kubernetes API server for pods, small enough for tests and the trainsim
-// simulator: list and watch of /api/v1/pods (with the spec.nodeName field
-// selector, labelSelector with equality and set-based terms, the namespaced
-// collection /api/v1/namespaces/{ns}/pods, resourceVersion, timeoutSeconds,
-// bookmarks, 410 after compaction), GET of one pod, bearer-token auth and fault
-// injection. Pods are kept as the JSON objects the real server would return.
+// simulator: list and watch of /api/v1/pods (field selectors on
+// spec.nodeName/metadata.name/metadata.namespace with = and !=, label
+// selectors with equality and set-based terms, the namespaced collection
+// /api/v1/namespaces/{ns}/pods, resourceVersion, timeoutSeconds, bookmarks, 410
+// after compaction), GET of one pod, bearer-token auth and fault injection.
+// Pods are kept as the JSON objects the real server would return.
 class FakeApiServer {
  public:
   explicit FakeApiServer(FakeApiServerOptions options = {});

@@ -86,6 +86,31 @@ TEST(LocateCgroup2, FindsTheHostHierarchy) {
   EXPECT_EQ(target.attach.string().rfind(target.root.string(), 0), 0u);
 }
 
+// --cgroup2-path below the mount (one node's slice of a simulated
+// cluster): the BPF ancestor levels still count from the mount.
+TEST(LocateCgroup2, SubtreeOverrideKnowsItsDepthBelowTheMount) {
+  Cgroup2Target host;
+  if (!LocateCgroup2("/sys/fs/cgroup", "", &host).ok())
+    GTEST_SKIP() << "no cgroup v2 on this host";
+  fs::path child;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(host.root, ec))
+    if (e.is_directory()) {
+      child = e.path();
+      break;
+    }
+  if (child.empty()) GTEST_SKIP() << "no child cgroup under " << host.root;
+  Cgroup2Target target;
+  ASSERT_TRUE(LocateCgroup2("/sys/fs/cgroup", child, &target).ok());
+  EXPECT_EQ(target.root, child);
+  EXPECT_EQ(target.root_level, 1u);
+  ASSERT_TRUE(
+      LocateCgroup2("/sys/fs/cgroup", child.string() + "/", &target).ok());
+  EXPECT_EQ(target.root_level, 1u);
+  ASSERT_TRUE(LocateCgroup2("/sys/fs/cgroup", host.root, &target).ok());
+  EXPECT_EQ(target.root_level, 0u);
+}
+
 TEST(PhysicalInterfaces, OnlyThoseWithADevice) {
   TempDir sys;
   fs::create_directories(sys.path() / "class/net/eth0/device");
