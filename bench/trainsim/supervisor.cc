@@ -301,14 +301,9 @@ int RunScenario(const RunOptions& o) {
     if (cluster) {
       const AgentCapabilities caps = AskAgent(o.agent_bin);
       as.node_flags = caps.node_flags;
-      // The DaemonSet's setting for training namespaces: peers on other
-      // nodes get names.
-      std::set<std::string> namespaces;
-      for (const Job& job : scenario.jobs)
-        namespaces.insert(job.namespace_name);
-      for (const std::string& ns : namespaces)
-        if (caps.peer_pods_namespaces)
-          as.peer_namespaces += (as.peer_namespaces.empty() ? "" : ",") + ns;
+      // Peers on other nodes are named by the agent's default peer watch
+      // (--peer-pods-selector=auto), exactly as in the shipped DaemonSet:
+      // nothing is passed for it.
     }
     if (cluster && !as.node_flags)
       spdlog::info(
