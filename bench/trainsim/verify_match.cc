@@ -9,9 +9,8 @@ using nlohmann::json;
 
 VerifyTracker::VerifyTracker(const Scenario& scenario) : scenario_(scenario) {
   for (const Job& job : scenario.jobs)
-    for (PodRole role : {PodRole::kPs, PodRole::kWorker})
-      for (int k = 0; k < (role == PodRole::kPs ? job.ps : job.workers); ++k)
-        pods_.push_back(job.PodName(role, k));
+    for (const auto& [role, n] : job.Replicas())
+      for (int k = 0; k < n; ++k) pods_.push_back(job.PodName(role, k));
 }
 
 void VerifyTracker::Observe(const json& report, double now_s) {

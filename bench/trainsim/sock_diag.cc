@@ -1,0 +1,119 @@
+#include "sock_diag.h"
+
+#include <arpa/inet.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace trainsim {
+namespace {
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+std::string Addr(const __be32* addr, __be16 port, std::string* ip_only) {
+  char buf[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, addr, buf, sizeof buf);
+  if (ip_only) *ip_only = buf;
+  return std::string(buf) + ":" + std::to_string(ntohs(port));
+}
+
+}  // namespace
+
+std::vector<TcpSocketBytes> ListTcpSockets() {
+  Fd fd(socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
+  if (fd.get() < 0)
+    throw std::runtime_error(std::string("sock_diag socket: ") +
+                             std::strerror(errno));
+  struct {
+    nlmsghdr nlh;
+    inet_diag_req_v2 req;
+  } msg{};
+  msg.nlh.nlmsg_len = sizeof msg;
+  msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  msg.req.sdiag_family = AF_INET;
+  msg.req.sdiag_protocol = IPPROTO_TCP;
+  msg.req.idiag_states = ~0U;
+  msg.req.idiag_ext = 1 << (INET_DIAG_INFO - 1);
+  if (send(fd.get(), &msg, sizeof msg, 0) < 0)
+    throw std::runtime_error(std::string("sock_diag send: ") +
+                             std::strerror(errno));
+
+  std::vector<TcpSocketBytes> out;
+  alignas(nlmsghdr) char buf[32768];
+  while (true) {
+    ssize_t n = recv(fd.get(), buf, sizeof buf, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("sock_diag recv: ") +
+                               std::strerror(errno));
+    }
+    for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, n);
+         h = NLMSG_NEXT(h, n)) {
+      if (h->nlmsg_type == NLMSG_DONE) return out;
+      if (h->nlmsg_type == NLMSG_ERROR)
+        throw std::runtime_error("sock_diag: netlink error");
+      auto* d = static_cast<inet_diag_msg*>(NLMSG_DATA(h));
+      TcpSocketBytes s;
+      s.inode = d->idiag_inode;
+      s.local = Addr(d->id.idiag_src, d->id.idiag_sport, nullptr);
+      s.remote = Addr(d->id.idiag_dst, d->id.idiag_dport, &s.remote_ip);
+      int len = static_cast<int>(h->nlmsg_len - NLMSG_LENGTH(sizeof *d));
+      for (auto* a = reinterpret_cast<rtattr*>(d + 1); RTA_OK(a, len);
+           a = RTA_NEXT(a, len)) {
+        if (a->rta_type != INET_DIAG_INFO) continue;
+        tcp_info info{};
+        std::memcpy(&info, RTA_DATA(a),
+                    std::min<size_t>(RTA_PAYLOAD(a), sizeof info));
+        s.bytes_acked = info.tcpi_bytes_acked;
+        s.bytes_received = info.tcpi_bytes_received;
+      }
+      out.push_back(std::move(s));
+    }
+  }
+}
+
+void SocketLedger::Observe(const std::vector<TcpSocketBytes>& sockets) {
+  for (const TcpSocketBytes& s : sockets) {
+    // Listeners and sockets the kernel no longer tracks (time-wait) carry
+    // no counters worth keeping; never let a later zero erase a count.
+    if (s.bytes_acked == 0 && s.bytes_received == 0) continue;
+    TcpSocketBytes& kept = seen_[{s.local, s.remote, s.inode}];
+    kept.remote_ip = s.remote_ip;
+    kept.bytes_acked = std::max(kept.bytes_acked, s.bytes_acked);
+    kept.bytes_received = std::max(kept.bytes_received, s.bytes_received);
+  }
+}
+
+std::map<std::string, std::pair<uint64_t, uint64_t>> SocketLedger::PerRemoteIp()
+    const {
+  std::map<std::string, std::pair<uint64_t, uint64_t>> out;
+  for (const auto& [key, s] : seen_) {
+    out[s.remote_ip].first += s.bytes_acked;
+    out[s.remote_ip].second += s.bytes_received;
+  }
+  return out;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace trainsim {
+
+// One TCP socket of the calling process's network namespace as the kernel
+// reports it (NETLINK_SOCK_DIAG with tcp_info): bytes acknowledged by the
+// peer (sent) and bytes received, by remote IPv4 address.
+struct TcpSocketBytes {
+  uint32_t inode = 0;
+  std::string local, remote;  // "ip:port"
+  std::string remote_ip;
+  uint64_t bytes_acked = 0, bytes_received = 0;
+};
+
+// Lists every IPv4 TCP socket with its byte counters; throws
+// std::runtime_error when the netlink query fails.
+std::vector<TcpSocketBytes> ListTcpSockets();
+
+// Per-peer totals over a process's life: sockets that closed keep the
+// counts they had when last seen, so a short-lived connection between two
+// samples is the only thing missed.
+class SocketLedger {
+ public:
+  void Observe(const std::vector<TcpSocketBytes>& sockets);
+  // remote IP -> {sent, received}
+  std::map<std::string, std::pair<uint64_t, uint64_t>> PerRemoteIp() const;
+
+ private:
+  // Keyed by connection (local, remote, inode): a port reused later is a
+  // new connection.
+  std::map<std::tuple<std::string, std::string, uint32_t>, TcpSocketBytes>
+      seen_;
+};
+
+}  // namespace trainsim
