@@ -86,7 +86,13 @@ std::vector<TcpSocketBytes> ListTcpSockets() {
         tcp_info info{};
         std::memcpy(&info, RTA_DATA(a),
                     std::min<size_t>(RTA_PAYLOAD(a), sizeof info));
-        s.bytes_acked = info.tcpi_bytes_acked;
+        // The peer's acks of our SYN and (in FIN_WAIT2) our FIN advance
+        // snd_una by sequence numbers that carried no byte;
+        // tcpi_bytes_acked counts them.
+        constexpr uint8_t kFinWait2 = 5;  // TCP_FIN_WAIT2
+        const uint64_t flags = d->idiag_state == kFinWait2 ? 2 : 1;
+        s.bytes_acked =
+            info.tcpi_bytes_acked > flags ? info.tcpi_bytes_acked - flags : 0;
         s.bytes_received = info.tcpi_bytes_received;
       }
       out.push_back(std::move(s));
@@ -99,7 +105,13 @@ void SocketLedger::Observe(const std::vector<TcpSocketBytes>& sockets) {
     // Listeners and sockets the kernel no longer tracks (time-wait) carry
     // no counters worth keeping; never let a later zero erase a count.
     if (s.bytes_acked == 0 && s.bytes_received == 0) continue;
-    TcpSocketBytes& kept = seen_[{s.local, s.remote, s.inode}];
+    TcpSocketBytes& kept = seen_[{s.local, s.remote}];
+    if (kept.inode != 0 && s.inode != 0 && kept.inode != s.inode) {
+      closed_[kept.remote_ip].first += kept.bytes_acked;
+      closed_[kept.remote_ip].second += kept.bytes_received;
+      kept = TcpSocketBytes{};
+    }
+    if (s.inode != 0) kept.inode = s.inode;
     kept.remote_ip = s.remote_ip;
     kept.bytes_acked = std::max(kept.bytes_acked, s.bytes_acked);
     kept.bytes_received = std::max(kept.bytes_received, s.bytes_received);
@@ -108,7 +120,7 @@ void SocketLedger::Observe(const std::vector<TcpSocketBytes>& sockets) {
 
 std::map<std::string, std::pair<uint64_t, uint64_t>> SocketLedger::PerRemoteIp()
     const {
-  std::map<std::string, std::pair<uint64_t, uint64_t>> out;
+  auto out = closed_;
   for (const auto& [key, s] : seen_) {
     out[s.remote_ip].first += s.bytes_acked;
     out[s.remote_ip].second += s.bytes_received;

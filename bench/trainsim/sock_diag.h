@@ -32,10 +32,13 @@ class SocketLedger {
   std::map<std::string, std::pair<uint64_t, uint64_t>> PerRemoteIp() const;
 
  private:
-  // Keyed by connection (local, remote, inode): a port reused later is a
-  // new connection.
-  std::map<std::tuple<std::string, std::string, uint32_t>, TcpSocketBytes>
-      seen_;
+  // Keyed by the connection's two ends, not the inode: a socket its
+  // process closed lingers (FIN_WAIT, inode 0) with the same counters and
+  // must not count twice. A different non-zero inode on the same ends is
+  // a new connection on a reused port: the old one's counts move to
+  // closed_.
+  std::map<std::pair<std::string, std::string>, TcpSocketBytes> seen_;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> closed_;
 };
 
 }  // namespace trainsim
