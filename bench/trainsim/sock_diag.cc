@@ -31,16 +31,22 @@ class Fd {
   int fd_;
 };
 
-std::string Addr(const __be32* addr, __be16 port, std::string* ip_only) {
-  char buf[INET_ADDRSTRLEN] = {};
-  inet_ntop(AF_INET, addr, buf, sizeof buf);
+// "ip:port"; an IPv4-mapped IPv6 address (a dual-stack socket, as gRPC's
+// [::] listeners accept) becomes its IPv4 form, so peers match pod IPs.
+std::string Addr(uint8_t family, const __be32* addr, __be16 port,
+                 std::string* ip_only) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  const bool mapped = family == AF_INET6 && addr[0] == 0 && addr[1] == 0 &&
+                      addr[2] == htonl(0xffff);
+  if (family == AF_INET || mapped)
+    inet_ntop(AF_INET, mapped ? &addr[3] : addr, buf, sizeof buf);
+  else
+    inet_ntop(AF_INET6, addr, buf, sizeof buf);
   if (ip_only) *ip_only = buf;
   return std::string(buf) + ":" + std::to_string(ntohs(port));
 }
 
-}  // namespace
-
-std::vector<TcpSocketBytes> ListTcpSockets() {
+void ListFamily(uint8_t family, std::vector<TcpSocketBytes>& out) {
   Fd fd(socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
   if (fd.get() < 0)
     throw std::runtime_error(std::string("sock_diag socket: ") +
@@ -52,7 +58,7 @@ std::vector<TcpSocketBytes> ListTcpSockets() {
   msg.nlh.nlmsg_len = sizeof msg;
   msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
   msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  msg.req.sdiag_family = AF_INET;
+  msg.req.sdiag_family = family;
   msg.req.sdiag_protocol = IPPROTO_TCP;
   msg.req.idiag_states = ~0U;
   msg.req.idiag_ext = 1 << (INET_DIAG_INFO - 1);
@@ -60,7 +66,6 @@ std::vector<TcpSocketBytes> ListTcpSockets() {
     throw std::runtime_error(std::string("sock_diag send: ") +
                              std::strerror(errno));
 
-  std::vector<TcpSocketBytes> out;
   alignas(nlmsghdr) char buf[32768];
   while (true) {
     ssize_t n = recv(fd.get(), buf, sizeof buf, 0);
@@ -71,14 +76,14 @@ std::vector<TcpSocketBytes> ListTcpSockets() {
     }
     for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, n);
          h = NLMSG_NEXT(h, n)) {
-      if (h->nlmsg_type == NLMSG_DONE) return out;
+      if (h->nlmsg_type == NLMSG_DONE) return;
       if (h->nlmsg_type == NLMSG_ERROR)
         throw std::runtime_error("sock_diag: netlink error");
       auto* d = static_cast<inet_diag_msg*>(NLMSG_DATA(h));
       TcpSocketBytes s;
       s.inode = d->idiag_inode;
-      s.local = Addr(d->id.idiag_src, d->id.idiag_sport, nullptr);
-      s.remote = Addr(d->id.idiag_dst, d->id.idiag_dport, &s.remote_ip);
+      s.local = Addr(family, d->id.idiag_src, d->id.idiag_sport, nullptr);
+      s.remote = Addr(family, d->id.idiag_dst, d->id.idiag_dport, &s.remote_ip);
       int len = static_cast<int>(h->nlmsg_len - NLMSG_LENGTH(sizeof *d));
       for (auto* a = reinterpret_cast<rtattr*>(d + 1); RTA_OK(a, len);
            a = RTA_NEXT(a, len)) {
@@ -98,6 +103,15 @@ std::vector<TcpSocketBytes> ListTcpSockets() {
       out.push_back(std::move(s));
     }
   }
+}
+
+}  // namespace
+
+std::vector<TcpSocketBytes> ListTcpSockets() {
+  std::vector<TcpSocketBytes> out;
+  ListFamily(AF_INET, out);
+  ListFamily(AF_INET6, out);
+  return out;
 }
 
 void SocketLedger::Observe(const std::vector<TcpSocketBytes>& sockets) {

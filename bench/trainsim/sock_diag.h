@@ -18,7 +18,8 @@ struct TcpSocketBytes {
   uint64_t bytes_acked = 0, bytes_received = 0;
 };
 
-// Lists every IPv4 TCP socket with its byte counters; throws
+// Lists every TCP socket (IPv4, and IPv6 with v4-mapped addresses shown as
+// IPv4) with its byte counters; throws
 // std::runtime_error when the netlink query fails.
 std::vector<TcpSocketBytes> ListTcpSockets();
 

@@ -77,7 +77,8 @@ TEST(SockDiagTest, CountsBytesOfALoopbackConnection) {
   ledger.Observe(ours());
   auto per_ip = ledger.PerRemoteIp();
   // Both ends are on 127.0.0.1: the two directions add up.
-  EXPECT_GE(per_ip["127.0.0.1"].first, payload.size() + 2);
+  // "ok" may not be acked yet (delayed ACK): the sent side lags a little.
+  EXPECT_GE(per_ip["127.0.0.1"].first, payload.size());
   EXPECT_LE(per_ip["127.0.0.1"].first, payload.size() + 2 + 4);
   EXPECT_GE(per_ip["127.0.0.1"].second, payload.size() + 2);
   EXPECT_LE(per_ip["127.0.0.1"].second, payload.size() + 2 + 4);
