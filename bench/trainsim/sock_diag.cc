@@ -98,7 +98,13 @@ void ListFamily(uint8_t family, std::vector<TcpSocketBytes>& out) {
         const uint64_t flags = d->idiag_state == kFinWait2 ? 2 : 1;
         s.bytes_acked =
             info.tcpi_bytes_acked > flags ? info.tcpi_bytes_acked - flags : 0;
-        s.bytes_received = info.tcpi_bytes_received;
+        // Likewise the peer's FIN, once received (CLOSE_WAIT, LAST_ACK,
+        // CLOSING), advanced rcv_nxt by one.
+        const uint8_t st = d->idiag_state;
+        const uint64_t fin_in = st == 8 || st == 9 || st == 11 ? 1 : 0;
+        s.bytes_received = info.tcpi_bytes_received > fin_in
+                               ? info.tcpi_bytes_received - fin_in
+                               : 0;
       }
       out.push_back(std::move(s));
     }
