@@ -78,8 +78,7 @@ Layout MakeLayout(const Scenario& scenario, const std::string& run_id) {
   layout.bridge = "ts" + run_id + "br";
   int n = 0;
   for (const Job& job : scenario.jobs) {
-    for (PodRole role : {PodRole::kPs, PodRole::kWorker}) {
-      int count = role == PodRole::kPs ? job.ps : job.workers;
+    for (const auto& [role, count] : job.Replicas()) {
       for (int k = 0; k < count; ++k, ++n) {
         SimPod p;
         p.job = &job;
@@ -103,8 +102,7 @@ Layout MakeLayout(const Scenario& scenario, const std::string& run_id) {
         p.netns = "trainsim-" + run_id + "-" + p.name;
         p.host_veth = "ts" + run_id + "h" + std::to_string(n);
         p.peer_veth = "ts" + run_id + "p" + std::to_string(n);
-        p.resources =
-            role == PodRole::kPs ? job.ps_resources : job.worker_resources;
+        p.resources = job.ResourcesFor(role);
         layout.pods.push_back(std::move(p));
       }
     }

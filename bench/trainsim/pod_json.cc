@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "pod_env.h"
+
 namespace trainsim {
 
 using nlohmann::json;
@@ -24,11 +26,14 @@ std::string MemoryQuantity(uint64_t bytes) {
 std::string TfConfig(const Layout& layout, const SimPod& pod) {
   json cluster = json::object();
   for (const SimPod& p : layout.pods) {
-    if (p.job != pod.job) continue;
-    // Headless service per replica, as the TFJob operator creates them.
+    // The operator leaves evaluators out of the training cluster.
+    if (p.job != pod.job || p.role == PodRole::kEvaluator) continue;
+    // Headless service per replica, as the TFJob operator creates them; a
+    // real program gets the pod IP instead, since trainsim has no DNS.
+    const std::string host =
+        p.job->program ? p.ip : p.name + "." + p.job->namespace_name + ".svc";
     cluster[std::string(PodRoleName(p.role))].push_back(
-        p.name + "." + p.job->namespace_name +
-        ".svc:" + std::to_string(p.job->port));
+        host + ":" + std::to_string(p.job->port));
   }
   json tf = {{"cluster", cluster},
              {"task", {{"type", PodRoleName(pod.role)}, {"index", pod.index}}},
@@ -43,25 +48,26 @@ json PodJson(const Layout& layout, const SimPod& pod,
   const std::string role(PodRoleName(pod.role));
   const std::string index = std::to_string(pod.index);
 
+  const bool pytorch = job.kind == JobKind::kAllreduce;
   json labels = json::object();
   json owners = json::array();
-  bool with_tf_config = false;
   switch (job.labels) {
     case LabelStyle::kKubeflow:
       labels = {{"training.kubeflow.org/job-name", job.name},
-                {"training.kubeflow.org/operator-name", "tfjob-controller"},
+                {"training.kubeflow.org/operator-name",
+                 pytorch ? "pytorchjob-controller" : "tfjob-controller"},
                 {"training.kubeflow.org/replica-type", role},
                 {"training.kubeflow.org/replica-index", index}};
-      if (pod.role == PodRole::kPs && pod.index == 0)
+      if (pytorch ? AllreduceRank(pod) == 0
+                  : pod.role == PodRole::kPs && pod.index == 0)
         labels["training.kubeflow.org/job-role"] = "master";
       owners.push_back(
           {{"apiVersion", "kubeflow.org/v1"},
-           {"kind", "TFJob"},
+           {"kind", pytorch ? "PyTorchJob" : "TFJob"},
            {"name", job.name},
            {"uid", layout.run_id + "-0000-4000-8000-00000000" + "0001"},
            {"controller", true},
            {"blockOwnerDeletion", true}});
-      with_tf_config = true;
       break;
     case LabelStyle::kSeed:
       labels = {{"name", job.name}, {"job", role}, {"task", index}};
@@ -75,15 +81,13 @@ json PodJson(const Layout& layout, const SimPod& pod,
            {"blockOwnerDeletion", true}});
       break;
     case LabelStyle::kTfConfig:
-      with_tf_config = true;
-      break;
     case LabelStyle::kNameOnly:
       break;
   }
 
   json env = json::array();
-  if (with_tf_config)
-    env.push_back({{"name", "TF_CONFIG"}, {"value", TfConfig(layout, pod)}});
+  for (const auto& [name, value] : OperatorEnv(layout, pod))
+    env.push_back({{"name", name}, {"value", value}});
 
   // Requests below limits keep every pod Burstable, the QoS class whose
   // cgroup layout trainsim builds.
@@ -109,11 +113,14 @@ json PodJson(const Layout& layout, const SimPod& pod,
   json annotations = json::object();
   for (const auto& [k, v] : overrides.annotations) annotations[k] = v;
 
-  const std::string image = "docker.io/trainsim/tensorflow-sim:1.15";
-  json container = {{"name", "tensorflow"},
+  const std::string image = pytorch ? "docker.io/trainsim/pytorch-sim:2.13"
+                                    : "docker.io/trainsim/tensorflow-sim:1.15";
+  // The container and port names each operator uses.
+  const std::string container_name = pytorch ? "pytorch" : "tensorflow";
+  json container = {{"name", container_name},
                     {"image", image},
                     {"ports",
-                     {{{"name", "tfjob-port"},
+                     {{{"name", pytorch ? "pytorchjob-port" : "tfjob-port"},
                        {"containerPort", job.port},
                        {"protocol", "TCP"}}}},
                     {"env", env},
@@ -149,13 +156,13 @@ json PodJson(const Layout& layout, const SimPod& pod,
       {"startTime", created_at},
       {"qosClass", "Burstable"},
       {"containerStatuses",
-       {{{"name", "tensorflow"},
+       {{{"name", container_name},
          {"ready", true},
          {"started", true},
          {"restartCount", 0},
          {"image", image},
          {"imageID",
-          "docker.io/trainsim/tensorflow-sim@sha256:" + pod.container_id},
+          image.substr(0, image.find(':')) + "@sha256:" + pod.container_id},
          {"containerID", "containerd://" + pod.container_id},
          {"state", {{"running", {{"startedAt", created_at}}}}}}}}};
 

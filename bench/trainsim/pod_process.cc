@@ -17,6 +17,8 @@
 #include "cgroups.h"
 #include "layout.h"
 #include "placement.h"
+#include "program_pod.h"
+#include "ring_pod.h"
 #include "wire.h"
 
 namespace trainsim {
@@ -28,6 +30,15 @@ using std::chrono::milliseconds;
 constexpr milliseconds kConnectTimeout(30000);
 constexpr milliseconds kDrain(3000);
 constexpr uint64_t kMaxRequest = 1ULL << 30;
+// ps_sync: a request with this bit set asks PS 0 for the token of the next
+// step (the low bits carry the step just finished); PS 0 answers once every
+// worker finished that step, as SyncReplicasOptimizer's token queue does.
+constexpr uint64_t kTokenFlag = 1ULL << 63;
+// A chief (TF2 coordinator) exchanges little: this much per PS per step,
+// and per worker step the closure's result.
+constexpr uint64_t kChiefBytes = 1024;
+// An evaluator reads every variable once per this many step_ms.
+constexpr int kEvaluatorEverySteps = 10;
 
 double ThreadCpuMs() {
   timespec ts;
@@ -64,14 +75,29 @@ class Task {
   void Start() {
     listen_fd_ = ListenTcp(self_.job->port);
     Spawn([this] { AcceptLoop(); });
-    if (self_.role == PodRole::kPs) {
-      if (BytesOnPs(self_.index) == 0)
-        return;  // holds no variable: idle, as in TF
-      for (const SimPod& w : layout_.pods)
-        if (w.job == self_.job && w.role == PodRole::kWorker)
-          Spawn([this, &w] { PullGradients(w); });
-    } else {
-      Spawn([this] { StepLoop(); });
+    switch (self_.role) {
+      case PodRole::kPs:
+        if (BytesOnPs(self_.index) == 0)
+          return;  // holds no variable: idle, as in TF
+        for (const SimPod& w : layout_.pods)
+          if (w.job == self_.job && w.role == PodRole::kWorker)
+            Spawn([this, &w] { PullGradients(w, BytesOnPs(self_.index)); });
+        break;
+      case PodRole::kChief:
+      case PodRole::kMaster:
+        // The coordinator: fetches each worker step's (small) result and
+        // looks at the PS now and then.
+        for (const SimPod& w : layout_.pods)
+          if (w.job == self_.job && w.role == PodRole::kWorker)
+            Spawn([this, &w] { PullGradients(w, kChiefBytes); });
+        Spawn([this] { ReadLoop(kChiefBytes, 1); });
+        break;
+      case PodRole::kEvaluator:
+        Spawn([this] { ReadLoop(0, kEvaluatorEverySteps); });
+        break;
+      case PodRole::kWorker:
+        Spawn([this] { StepLoop(); });
+        break;
     }
   }
 
@@ -130,6 +156,8 @@ class Task {
       auto conn = std::make_shared<Conn>(fd, c, stop_);
       if (self_.role == PodRole::kPs)
         Spawn([this, conn] { ServeVariables(*conn); });
+      else if (self_.role != PodRole::kWorker)
+        Spawn([conn] { conn->Drain(); });  // nobody pulls from a chief
       else
         Spawn([this, conn] { ServeGradients(*conn); });
     }
@@ -138,14 +166,34 @@ class Task {
   // PS side of a worker's pull: answer each request with that many bytes.
   void ServeVariables(Conn& conn) {
     uint64_t len;
-    while (!stop_.stop && conn.ReadRequest(&len) && len <= kMaxRequest)
-      if (!conn.WriteZeros(len)) break;
+    while (!stop_.stop && conn.ReadRequest(&len)) {
+      if (len & kTokenFlag) {
+        if (!GrantToken(conn, len & ~kTokenFlag)) break;
+        continue;
+      }
+      if (len > kMaxRequest || !conn.WriteZeros(len)) break;
+    }
     conn.Drain();
+  }
+
+  // ps_sync barrier on PS 0: the token for the step after `step` goes out
+  // once every worker of the job has finished `step`.
+  bool GrantToken(Conn& conn, uint64_t step) {
+    {
+      std::unique_lock lock(mu_);
+      ++barrier_arrived_[step];
+      cv_.notify_all();
+      cv_.wait(lock, [&] {
+        return stop_.stop || barrier_arrived_[step] >= self_.job->workers;
+      });
+      if (stop_.stop) return false;
+    }
+    return conn.WriteRequest(step + 1);
   }
 
   // PS side of the gradient pull: the request waits at the worker until
   // its next gradient exists, as a TF RecvTensor does.
-  void PullGradients(const SimPod& worker) {
+  void PullGradients(const SimPod& worker, const uint64_t bytes) {
     int fd = ConnectTcp(worker.ip, self_.job->port, stop_, kConnectTimeout);
     if (fd < 0) {
       if (!stop_.stop)
@@ -154,7 +202,6 @@ class Task {
       return;
     }
     Conn conn(fd, stats_.Peer(worker.name), stop_);
-    const uint64_t bytes = BytesOnPs(self_.index);
     while (!stop_.stop && conn.WriteRequest(bytes) && conn.Discard(bytes)) {
     }
     conn.Drain();
@@ -189,10 +236,11 @@ class Task {
 
   void StepLoop() {
     const Job& job = *self_.job;
+    const bool sync = job.kind == JobKind::kPsSync;
     std::vector<std::pair<const SimPod*, std::unique_ptr<Conn>>> ps_conns;
     for (const SimPod& p : layout_.pods) {
       if (p.job != self_.job || p.role != PodRole::kPs ||
-          BytesOnPs(p.index) == 0)
+          (BytesOnPs(p.index) == 0 && !(sync && p.index == 0)))
         continue;
       int fd = ConnectTcp(p.ip, job.port, stop_, kConnectTimeout);
       if (fd < 0) {
@@ -204,7 +252,9 @@ class Task {
       ps_conns.emplace_back(
           &p, std::make_unique<Conn>(fd, stats_.Peer(p.name), stop_));
     }
-    const int want = static_cast<int>(ps_conns.size());
+    // Every PS holding variables pulls our gradients, and so does a chief.
+    int want = job.chief;
+    for (auto& [ps, conn] : ps_conns) want += BytesOnPs(ps->index) > 0;
     {
       std::unique_lock lock(mu_);
       cv_.wait_for(lock, kConnectTimeout,
@@ -230,8 +280,53 @@ class Task {
         served_count_.erase(step);
       }
       if (!stop_.stop) ++stats_.steps();
+      if (sync && !stop_.stop) WaitForToken(ps_conns);
       std::unique_lock lock(mu_);
       cv_.wait_until(lock, t0 + milliseconds(job.step_ms),
+                     [&] { return stop_.stop.load(); });
+    }
+    for (auto& [ps, conn] : ps_conns) conn->Drain();
+  }
+
+  // ps_sync: no next step before every worker finished this one.
+  void WaitForToken(
+      std::vector<std::pair<const SimPod*, std::unique_ptr<Conn>>>& ps_conns) {
+    for (auto& [ps, conn] : ps_conns) {
+      if (ps->index != 0) continue;
+      uint64_t granted;
+      if (conn->WriteRequest(kTokenFlag | stats_.steps()))
+        conn->ReadRequest(&granted);
+    }
+  }
+
+  // Chief and evaluator: read `bytes` (0: every variable slice) from each
+  // PS holding variables, once per `every` step_ms.
+  void ReadLoop(uint64_t bytes, int every) {
+    const Job& job = *self_.job;
+    std::vector<std::pair<const SimPod*, std::unique_ptr<Conn>>> ps_conns;
+    for (const SimPod& p : layout_.pods) {
+      if (p.job != self_.job || p.role != PodRole::kPs ||
+          BytesOnPs(p.index) == 0)
+        continue;
+      int fd = ConnectTcp(p.ip, job.port, stop_, kConnectTimeout);
+      if (fd < 0) continue;
+      ps_conns.emplace_back(
+          &p, std::make_unique<Conn>(fd, stats_.Peer(p.name), stop_));
+    }
+    while (!stop_.stop) {
+      const auto t0 = Clock::now();
+      for (auto& [ps, conn] : ps_conns) {
+        if (bytes > 0) {
+          if (conn->WriteRequest(bytes)) conn->Discard(bytes);
+          continue;
+        }
+        for (const Slice& s : slices_)
+          if (s.ps == ps->index && !stop_.stop && conn->WriteRequest(s.bytes))
+            conn->Discard(s.bytes);
+      }
+      if (!stop_.stop) ++stats_.steps();
+      std::unique_lock lock(mu_);
+      cv_.wait_until(lock, t0 + milliseconds(job.step_ms * every),
                      [&] { return stop_.stop.load(); });
     }
     for (auto& [ps, conn] : ps_conns) conn->Drain();
@@ -322,6 +417,7 @@ class Task {
   int gradient_conns_ = 0;
   uint64_t gradient_step_ = 0;
   std::map<uint64_t, int> served_count_;
+  std::map<uint64_t, int> barrier_arrived_;  // ps_sync, on PS 0
 };
 
 }  // namespace
@@ -367,6 +463,9 @@ int RunPodProcess(const PodProcessArgs& args) {
   if (!self)
     throw std::runtime_error("no pod " + args.pod + " in " +
                              args.scenario_path);
+  if (self->job->program) return RunProgramPod(args, layout, *self);
+  if (self->job->kind == JobKind::kAllreduce)
+    return RunRingPod(args, layout, *self);
   Task task(args, scenario, layout, *self);
   task.Start();
   // Stats are written each second so a crashed run still leaves numbers.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cluster_spec.h"
+#include "pod_env.h"
 
 namespace trainsim {
 namespace {
@@ -131,6 +132,16 @@ const std::pair<const char*, Strategy> kStrategies[] = {
     {"round_robin", Strategy::kRoundRobin},
     {"greedy", Strategy::kGreedy},
     {"partitioned", Strategy::kPartitioned}};
+const std::pair<const char*, JobKind> kJobKinds[] = {
+    {"ps_async", JobKind::kPsAsync},
+    {"ps_sync", JobKind::kPsSync},
+    {"allreduce", JobKind::kAllreduce}};
+const std::pair<const char*, PodRole> kPodRoles[] = {
+    {"ps", PodRole::kPs},
+    {"worker", PodRole::kWorker},
+    {"chief", PodRole::kChief},
+    {"evaluator", PodRole::kEvaluator},
+    {"master", PodRole::kMaster}};
 const std::pair<const char*, FaultKind> kFaultKinds[] = {
     {"cpu_limit", FaultKind::kCpuLimit},
     {"cpu_hog", FaultKind::kCpuHog},
@@ -161,6 +172,83 @@ Resources ParseResources(const json& j, const std::string& path) {
   return r;
 }
 
+void CheckPlaceholders(const std::string& text, const std::string& path) {
+  for (const std::string& name : UnknownPlaceholders(text)) {
+    std::string known;
+    for (const std::string& n : PlaceholderNames())
+      known += (known.empty() ? "" : ", ") + n;
+    Fail(path, "unknown placeholder ${" + name + "} (one of: " + known + ")");
+  }
+}
+
+std::optional<Program> ParseProgram(const json& j, const std::string& path) {
+  Obj o(j, path);
+  Program p;
+  const json& argv = o.At("argv");
+  if (!argv.is_array() || argv.empty())
+    Fail(o.Path("argv"), "must be a non-empty array of strings");
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string at = o.Path("argv") + "[" + std::to_string(i) + "]";
+    if (!argv[i].is_string())
+      Fail(at, "must be a string, got " + argv[i].dump());
+    p.argv.push_back(argv[i].get<std::string>());
+    CheckPlaceholders(p.argv.back(), at);
+  }
+  if (p.argv[0].empty()) Fail(o.Path("argv") + "[0]", "must not be empty");
+  if (o.Has("env")) {
+    const json& env = o.At("env");
+    if (!env.is_object()) Fail(o.Path("env"), "must be an object of strings");
+    for (const auto& [k, v] : env.items()) {
+      const std::string at = o.Path("env") + "." + k;
+      if (k.empty() || k.find('=') != std::string::npos)
+        Fail(at, "is not a valid environment variable name");
+      if (!v.is_string()) Fail(at, "must be a string, got " + v.dump());
+      p.env.emplace_back(k, v.get<std::string>());
+      CheckPlaceholders(p.env.back().second, at);
+    }
+  }
+  o.RejectUnknown();
+  return p;
+}
+
+// The second-edition keys: kind-specific counts and sizes, and the program.
+void ParseJobKindFields(Obj& o, Job& job) {
+  job.chief = AtLeast(o.Int("chief", 0), 0, o.Path("chief"));
+  job.evaluator = AtLeast(o.Int("evaluator", 0), 0, o.Path("evaluator"));
+  if (job.chief > 1)
+    Fail(o.Path("chief"), "must be 0 or 1 (one chief per job, as in TFJob)");
+  if (o.Has("gradient_bytes"))
+    job.gradient_bytes =
+        AtLeast(o.Int("gradient_bytes"), 1, o.Path("gradient_bytes"));
+  if (o.Has("program"))
+    job.program = ParseProgram(o.At("program"), o.Path("program"));
+  const bool builtin = !job.program.has_value();
+  switch (job.kind) {
+    case JobKind::kAllreduce:
+      if (job.ps != 0)
+        Fail(o.Path("ps"), "must be 0 for an allreduce job (it has no PS)");
+      if (job.evaluator != 0)
+        Fail(o.Path("evaluator"), "must be 0 for an allreduce job");
+      if (!job.variables.empty())
+        Fail(o.Path("variables"),
+             "an allreduce job has no PS variables; use gradient_bytes");
+      if (builtin && job.gradient_bytes == 0)
+        Fail(o.Path("gradient_bytes"), "is required for an allreduce job");
+      if (job.workers + job.chief < 2)
+        Fail(o.Path("workers"), "an allreduce ring needs at least 2 ranks");
+      break;
+    case JobKind::kPsAsync:
+    case JobKind::kPsSync:
+      if (job.gradient_bytes != 0)
+        Fail(o.Path("gradient_bytes"),
+             "only for allreduce jobs (PS jobs use variables)");
+      if (job.kind == JobKind::kPsSync && builtin && job.variables.empty())
+        Fail(o.Path("variables"),
+             "a ps_sync job needs variables (its barrier lives on PS 0)");
+      break;
+  }
+}
+
 Job ParseJob(const json& j, const std::string& path) {
   Obj o(j, path);
   Job job;
@@ -168,7 +256,11 @@ Job ParseJob(const json& j, const std::string& path) {
   job.name = o.Str("name");
   job.labels = ParseEnum(o.Str("labels", "kubeflow"), kLabelStyles,
                          o.Path("labels"), "label style");
-  job.ps = AtLeast(o.Int("ps", 1), 0, o.Path("ps"));
+  job.kind = ParseEnum(o.Str("kind", "ps_async"), kJobKinds, o.Path("kind"),
+                       "job kind");
+  // An allreduce job has no PS unless the scenario (wrongly) asks for some.
+  job.ps = AtLeast(o.Int("ps", job.kind == JobKind::kAllreduce ? 0 : 1), 0,
+                   o.Path("ps"));
   job.workers = AtLeast(o.Int("workers", 1), 1, o.Path("workers"));
   job.port = AtLeast(o.Int("port", 2222), 1, o.Path("port"));
   if (job.port > 65535) Fail(o.Path("port"), "must be <= 65535");
@@ -214,10 +306,16 @@ Job ParseJob(const json& j, const std::string& path) {
       job.ps_resources = ParseResources(r.At("ps"), r.Path("ps"));
     if (r.Has("worker"))
       job.worker_resources = ParseResources(r.At("worker"), r.Path("worker"));
+    if (r.Has("chief"))
+      job.chief_resources = ParseResources(r.At("chief"), r.Path("chief"));
+    if (r.Has("evaluator"))
+      job.evaluator_resources =
+          ParseResources(r.At("evaluator"), r.Path("evaluator"));
     r.RejectUnknown();
   }
   for (const char* key : kJobClusterKeys)
     if (o.Has(key)) ParseJobClusterKey(key, o.At(key), o.Path(key), &job);
+  ParseJobKindFields(o, job);
   o.RejectUnknown();
   return job;
 }
@@ -305,8 +403,33 @@ std::string_view LabelStyleName(LabelStyle s) {
 }
 std::string_view StrategyName(Strategy s) { return EnumName(s, kStrategies); }
 std::string_view FaultKindName(FaultKind k) { return EnumName(k, kFaultKinds); }
-std::string_view PodRoleName(PodRole role) {
-  return role == PodRole::kPs ? "ps" : "worker";
+std::string_view PodRoleName(PodRole role) { return EnumName(role, kPodRoles); }
+std::string_view JobKindName(JobKind k) { return EnumName(k, kJobKinds); }
+
+std::vector<std::pair<PodRole, int>> Job::Replicas() const {
+  return {{PodRole::kPs, ps},
+          {PodRole::kWorker, workers},
+          {ChiefRole(), chief},
+          {PodRole::kEvaluator, evaluator}};
+}
+
+PodRole Job::ChiefRole() const {
+  return kind == JobKind::kAllreduce ? PodRole::kMaster : PodRole::kChief;
+}
+
+Resources Job::ResourcesFor(PodRole role) const {
+  switch (role) {
+    case PodRole::kPs:
+      return ps_resources;
+    case PodRole::kChief:
+    case PodRole::kMaster:
+      return chief_resources.value_or(worker_resources);
+    case PodRole::kEvaluator:
+      return evaluator_resources.value_or(worker_resources);
+    case PodRole::kWorker:
+      break;
+  }
+  return worker_resources;
 }
 
 std::string Job::PodName(PodRole role, int index) const {
@@ -319,7 +442,8 @@ const std::vector<std::string>& DiagnosisKinds() {
       "hot_parameter_server", "parameter_server_cpu_saturated",
       "straggler_worker",     "cpu_throttled",
       "network_saturated",    "memory_pressure",
-      "input_io_bound",       "gpu_underutilized"};
+      "input_io_bound",       "gpu_underutilized",
+      "allreduce_straggler",  "allreduce_slow_link"};
   return kinds;
 }
 
@@ -338,8 +462,7 @@ Scenario ParseScenario(const json& doc) {
   for (size_t i = 0; i < jobs.size(); ++i) {
     std::string path = "jobs[" + std::to_string(i) + "]";
     Job job = ParseJob(jobs[i], path);
-    for (PodRole role : {PodRole::kPs, PodRole::kWorker}) {
-      int n = role == PodRole::kPs ? job.ps : job.workers;
+    for (const auto& [role, n] : job.Replicas()) {
       for (int k = 0; k < n; ++k) {
         // Faults and expectations name pods without a namespace, so pod
         // names must be unique across the whole scenario.
@@ -378,12 +501,10 @@ Scenario ParseScenario(const json& doc) {
     if (s.faults[i].kind != FaultKind::kMemoryFill) continue;
     bool limited = false;
     for (const Job& job : s.jobs)
-      for (PodRole role : {PodRole::kPs, PodRole::kWorker})
-        for (int k = 0; k < (role == PodRole::kPs ? job.ps : job.workers); ++k)
+      for (const auto& [role, n] : job.Replicas())
+        for (int k = 0; k < n; ++k)
           if (job.PodName(role, k) == s.faults[i].pod)
-            limited =
-                (role == PodRole::kPs ? job.ps_resources : job.worker_resources)
-                    .memory_limit_bytes.has_value();
+            limited = job.ResourcesFor(role).memory_limit_bytes.has_value();
     if (!limited)
       Fail("faults[" + std::to_string(i) + "].pod",
            "memory_fill needs a memory_limit_bytes for the pod's role");

@@ -20,7 +20,13 @@ class ScenarioError : public std::runtime_error {
 
 enum class LabelStyle { kKubeflow, kSeed, kTfConfig, kNameOnly };
 enum class Strategy { kRoundRobin, kGreedy, kPartitioned };
-enum class PodRole { kPs, kWorker };
+// kMaster: a PyTorchJob's Master replica (rank 0 of an allreduce job with
+// `chief: 1`); kChief: a TFJob chief (the TF2 coordinator).
+enum class PodRole { kPs, kWorker, kChief, kEvaluator, kMaster };
+// ps_async: today's asynchronous PS job; ps_sync: every worker waits for the
+// slowest before its next step; allreduce: no PS, a ring allreduce of
+// gradient_bytes per step among the ranks.
+enum class JobKind { kPsAsync, kPsSync, kAllreduce };
 enum class FaultKind {
   kCpuLimit,
   kCpuHog,
@@ -36,6 +42,7 @@ enum class NodeLayout { kPsWithWorkers, kPsIsolated, kSpread, kRandom };
 std::string_view LabelStyleName(LabelStyle style);
 std::string_view StrategyName(Strategy strategy);
 std::string_view PodRoleName(PodRole role);
+std::string_view JobKindName(JobKind kind);
 std::string_view FaultKindName(FaultKind kind);
 std::string_view NodeLayoutName(NodeLayout layout);
 
@@ -55,8 +62,17 @@ struct Resources {
   std::optional<uint64_t> memory_limit_bytes;
 };
 
+// A real training program run in every pod of a job instead of the built-in
+// process (docs/trainsim.md "Programs"). Placeholders such as ${ROLE} are
+// expanded per pod when the pod starts.
+struct Program {
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;  // declared order
+};
+
 struct Job {
   std::string namespace_name = "default";
+  JobKind kind = JobKind::kPsAsync;
   std::string name;
   LabelStyle labels = LabelStyle::kKubeflow;
   int ps = 1;
@@ -73,8 +89,22 @@ struct Job {
   int ps_nodes = 0;                              // ps_isolated
   uint64_t layout_seed = 0;                      // random
   std::map<std::string, std::string> pod_nodes;  // pod -> node overrides
+  std::optional<Resources> chief_resources;      // default: worker's
+  std::optional<Resources> evaluator_resources;  // default: worker's
+  int chief = 0;                // TFJob chief / PyTorchJob master replicas
+  int evaluator = 0;            // TF evaluators (not with allreduce)
+  uint64_t gradient_bytes = 0;  // allreduce: bytes reduced per step
+  std::optional<Program> program;
 
   std::string PodName(PodRole role, int index) const;
+  // Every replica role of the job with its count, in layout order: PS,
+  // workers, then chief (or master) and evaluator, so adding a chief never
+  // moves the addresses of the other pods.
+  std::vector<std::pair<PodRole, int>> Replicas() const;
+  // The role `chief` pods have: kMaster for allreduce (PyTorchJob), else
+  // kChief (TFJob).
+  PodRole ChiefRole() const;
+  Resources ResourcesFor(PodRole role) const;
 };
 
 struct Fault {

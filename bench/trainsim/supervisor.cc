@@ -20,6 +20,7 @@
 #include "node.h"
 #include "pod_process.h"
 #include "prometheus_runner.h"
+#include "program_pod.h"
 #include "verify_match.h"
 
 namespace trainsim {
@@ -53,7 +54,7 @@ void PrintTruth(const SimNode& node) {
   }
   std::printf("steps per worker:");
   for (const SimPod& pod : node.layout().pods)
-    if (pod.role == PodRole::kWorker)
+    if (pod.role != PodRole::kPs)
       std::printf(" %s=%llu", pod.name.c_str(),
                   static_cast<unsigned long long>(steps[pod.name]));
   std::printf("\n");
@@ -78,7 +79,14 @@ void PrintTruth(const SimNode& node) {
   const auto bad = Inconsistencies(truth);
   if (bad.empty())
     std::printf("both ends of every connection agree on the byte counts\n");
-  for (const std::string& b : bad) std::printf("MISMATCH %s\n", b.c_str());
+  // Program pods report the kernel's per-socket counts, sampled each
+  // second: their two ends may differ by what moved in the last second.
+  bool programs = false;
+  for (const Job& job : node.scenario().jobs)
+    programs |= job.program.has_value();
+  for (const std::string& b : bad)
+    std::printf("%s %s\n", programs ? "differs (kernel counts)" : "MISMATCH",
+                b.c_str());
   std::fflush(stdout);
 }
 
@@ -257,6 +265,11 @@ int RunScenario(const RunOptions& o) {
         "cgroups");
   Scenario scenario = LoadScenarioFile(o.scenario_path);
   if (o.duration_s > 0) scenario.duration_s = o.duration_s;
+  // Program pods read their scenario from the run dir: tell them where the
+  // repository (${REPO}) is, found from the scenario's own path.
+  setenv("TRAINSIM_REPO",
+         FindRepoRoot(fs::path(o.scenario_path).parent_path().string()).c_str(),
+         /*overwrite=*/0);
   const std::string run_id = o.run_id.empty() ? NewRunId() : o.run_id;
   if (!ValidRunId(run_id))
     throw std::runtime_error("--run-id must be 8 lowercase hex digits, got \"" +

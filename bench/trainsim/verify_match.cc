@@ -17,9 +17,8 @@ ojson EntryJson(const std::string& kind, const std::string& pod,
 
 VerifyTracker::VerifyTracker(const Scenario& scenario) : scenario_(scenario) {
   for (const Job& job : scenario.jobs)
-    for (PodRole role : {PodRole::kPs, PodRole::kWorker})
-      for (int k = 0; k < (role == PodRole::kPs ? job.ps : job.workers); ++k)
-        pods_.insert(job.PodName(role, k));
+    for (const auto& [role, n] : job.Replicas())
+      for (int k = 0; k < n; ++k) pods_.insert(job.PodName(role, k));
   for (const NodeSpec& n : scenario.nodes) nodes_.insert(n.name);
 }
 
