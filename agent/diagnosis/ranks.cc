@@ -139,6 +139,13 @@ std::vector<RankJob> AllreduceJobs(const WindowStats& stats) {
   std::vector<RankJob> out;
   for (auto& [id, job] : jobs) {
     if (has_ps[id]) continue;
+    // No PS in sight is not yet allreduce: the PS may sit on another node
+    // under a name this agent does not know. The ranks must talk to each
+    // other, or the job kind must be one that has no PS.
+    const bool collective_kind = job.job_kind == JobKind::kPyTorchJob ||
+                                 job.job_kind == JobKind::kMPIJob ||
+                                 job.framework == Framework::kPyTorch;
+    if (job.exchange.empty() && !collective_kind) continue;
     std::sort(job.ranks.begin(), job.ranks.end(),
               [](const PodStats* a, const PodStats* b) {
                 return a->meta.pod < b->meta.pod;

@@ -26,8 +26,9 @@ struct RankJob {
   std::map<std::string, double> exchange;  // by "namespace/pod"
 };
 
-// Jobs in the window with at least one rank and no PS: no pod of the job is
-// a PS and no rank talks to a PS.
+// Jobs in the window with at least one rank and no PS (no pod of the job is
+// a PS and no rank talks to a PS) whose ranks talk to each other or whose
+// kind has no PS (PyTorchJob, MPIJob, a PyTorch framework).
 std::vector<RankJob> AllreduceJobs(const WindowStats& stats);
 
 // The roles that are ranks of an allreduce job (worker, master).

@@ -170,6 +170,33 @@ INSTANTIATE_TEST_SUITE_P(
                        return b.Build();
                      },
                      {}},
+        // Workers that do not talk to each other, of a job of unknown kind:
+        // their PS may be remote and unnamed, so this is no allreduce job.
+        DetectorCase{"no_rank_traffic_and_unknown_kind",
+                     [] {
+                       Window w = Ring(3).Build();
+                       for (auto& [_, t] : w.pods) {
+                         t.meta.job_kind = JobKind::kUnknown;
+                         t.meta.framework = Framework::kUnknown;
+                         for (auto& p : t.points) p.peers.clear();
+                       }
+                       w.peer_roles.clear();
+                       SetCounter(w, Rank(2), &PodPoint::cpu_throttled_periods,
+                                  6);
+                       return w;
+                     },
+                     {}},
+        DetectorCase{"pytorch_job_without_flow_data",
+                     [] {
+                       Window w = Ring(3).Build();
+                       for (auto& [_, t] : w.pods) {
+                         for (auto& p : t.points) p.peers.clear();
+                       }
+                       SetCounter(w, Rank(2), &PodPoint::cpu_throttled_periods,
+                                  6);
+                       return w;
+                     },
+                     {{Rank(2), L::kEnter}}},
         // A PS job is never an allreduce job.
         DetectorCase{"ps_job_is_not_allreduce",
                      [] {
