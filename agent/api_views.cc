@@ -53,6 +53,8 @@ nlohmann::json PodsView(const PodList& pods, const Snapshot* latest) {
         {"phase", pod.phase},
         {"training_job", pod.training_job},
         {"role", RoleName(pod.role)},
+        {"job_kind", JobKindName(pod.job_kind)},
+        {"framework", FrameworkName(pod.framework)},
         {"replica_index", pod.replica_index >= 0
                               ? nlohmann::json(pod.replica_index)
                               : nlohmann::json(nullptr)},

@@ -114,7 +114,9 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
   app.add_option("--role-labels", cfg.role_labels,
                  "Label keys that name a pod's training job, role and index, "
                  "as 'job_key,role_key,index_key;...' tried in order (default: "
-                 "Kubeflow, tf-operator, then name/job/task)")
+                 "Kubeflow training-operator and mpi-operator, old "
+                 "tf-/pytorch-/mpi-operator, then name/job/task; "
+                 "docs/discovery.md)")
       ->envname("TRAINSCOPE_ROLE_LABELS");
   std::string host_proc = cfg.host.proc, host_sys = cfg.host.sys,
               cgroup_root = cfg.host.cgroup_root;

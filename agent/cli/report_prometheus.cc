@@ -42,6 +42,9 @@ const std::map<std::string, std::pair<std::string, Field>>& PodFields() {
       {"memory_psi",
        {"trainscope_pod_pressure_waiting_seconds_total{resource=\"memory\"}",
         &PodPoint::memory_pressure_some_seconds}},
+      {"cpu_psi",
+       {"trainscope_pod_pressure_waiting_seconds_total{resource=\"cpu\"}",
+        &PodPoint::cpu_pressure_some_seconds}},
       {"net_rx",
        {"trainscope_pod_network_receive_bytes_total",
         &PodPoint::network_receive_bytes}},
@@ -174,11 +177,18 @@ Status WindowBuilder::Add(const std::string& name,
       } else if (name == "info") {
         const std::string uid = Label(metric, "uid");
         const std::string node = Label(metric, "node");
-        fn = [&, uid, node](double t, double) {
+        const JobKind kind =
+            ParseJobKind(Label(metric, "job_kind")).value_or(JobKind::kUnknown);
+        const Framework framework = ParseFramework(Label(metric, "framework"))
+                                        .value_or(Framework::kUnknown);
+        fn = [&, uid, node, kind, framework](double t, double) {
           b.At(metric, t).instance = uid;
-          w.pods[diagnosis::PodKey(Label(metric, "namespace"),
-                                   Label(metric, "pod"))]
-              .meta.node = node;
+          auto& meta = w.pods[diagnosis::PodKey(Label(metric, "namespace"),
+                                                Label(metric, "pod"))]
+                           .meta;
+          meta.node = node;
+          meta.job_kind = kind;
+          meta.framework = framework;
         };
       } else if (name == "peer_rx" || name == "peer_tx") {
         const std::string peer_pod = Label(metric, "peer_pod");
@@ -305,6 +315,8 @@ PodList PodsOfWindow(const Window& window) {
     p.name = t.meta.pod;
     p.training_job = t.meta.training_job;
     p.role = t.meta.role;
+    p.job_kind = t.meta.job_kind;
+    p.framework = t.meta.framework;
     p.node = t.meta.node;
     pods.push_back(std::move(p));
   }

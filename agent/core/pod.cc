@@ -17,35 +17,124 @@ std::string_view RoleName(Role role) {
       return "master";
     case Role::kEvaluator:
       return "evaluator";
+    case Role::kLauncher:
+      return "launcher";
+    case Role::kScheduler:
+      return "scheduler";
     case Role::kUnknown:
       break;
   }
   return "";
 }
 
-std::optional<Role> ParseRole(std::string_view text) {
+namespace {
+
+std::string Lower(std::string_view text) {
   std::string lower(text);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return std::tolower(c); });
+  return lower;
+}
+
+}  // namespace
+
+std::optional<Role> ParseRole(std::string_view text) {
+  const std::string lower = Lower(text);
+  // MXNet's kvstore `server` (MXJob replica type Server, DMLC_ROLE=server)
+  // holds and updates the parameters: a parameter server in every sense the
+  // diagnosis cares about.
   if (lower == "ps" || lower == "parameter_server" ||
-      lower == "parameterserver") {
+      lower == "parameterserver" || lower == "server") {
     return Role::kPs;
   }
   if (lower == "worker") return Role::kWorker;
   if (lower == "chief") return Role::kChief;
   if (lower == "master") return Role::kMaster;
   if (lower == "evaluator") return Role::kEvaluator;
+  if (lower == "launcher") return Role::kLauncher;
+  if (lower == "scheduler") return Role::kScheduler;
   return std::nullopt;
 }
 
 std::vector<std::string_view> RoleLabelValues() {
   std::vector<std::string_view> out;
   for (Role r : {Role::kPs, Role::kWorker, Role::kChief, Role::kMaster,
-                 Role::kEvaluator}) {
+                 Role::kEvaluator, Role::kLauncher, Role::kScheduler}) {
     out.push_back(RoleName(r));
   }
+  out.push_back("server");  // MXJob's parameter servers (ParseRole)
   std::sort(out.begin(), out.end());
   return out;
+}
+
+bool IsTrainingRole(Role role) {
+  return role == Role::kWorker || role == Role::kChief || role == Role::kMaster;
+}
+
+std::string_view JobKindName(JobKind kind) {
+  switch (kind) {
+    case JobKind::kTFJob:
+      return "TFJob";
+    case JobKind::kPyTorchJob:
+      return "PyTorchJob";
+    case JobKind::kMPIJob:
+      return "MPIJob";
+    case JobKind::kMXJob:
+      return "MXJob";
+    case JobKind::kXGBoostJob:
+      return "XGBoostJob";
+    case JobKind::kPaddleJob:
+      return "PaddleJob";
+    case JobKind::kJAXJob:
+      return "JAXJob";
+    case JobKind::kUnknown:
+      break;
+  }
+  return "";
+}
+
+std::optional<JobKind> ParseJobKind(std::string_view text) {
+  const std::string lower = Lower(text);
+  for (JobKind k : {JobKind::kTFJob, JobKind::kPyTorchJob, JobKind::kMPIJob,
+                    JobKind::kMXJob, JobKind::kXGBoostJob, JobKind::kPaddleJob,
+                    JobKind::kJAXJob}) {
+    if (lower == Lower(JobKindName(k))) return k;
+  }
+  return std::nullopt;
+}
+
+std::string_view FrameworkName(Framework framework) {
+  switch (framework) {
+    case Framework::kTensorFlow:
+      return "tensorflow";
+    case Framework::kTensorFlow1:
+      return "tensorflow1";
+    case Framework::kTensorFlow2:
+      return "tensorflow2";
+    case Framework::kPyTorch:
+      return "pytorch";
+    case Framework::kMXNet:
+      return "mxnet";
+    case Framework::kUnknown:
+      break;
+  }
+  return "";
+}
+
+std::optional<Framework> ParseFramework(std::string_view text) {
+  const std::string lower = Lower(text);
+  for (Framework f :
+       {Framework::kTensorFlow, Framework::kTensorFlow1,
+        Framework::kTensorFlow2, Framework::kPyTorch, Framework::kMXNet}) {
+    if (lower == FrameworkName(f)) return f;
+  }
+  return std::nullopt;
+}
+
+bool IsTensorFlow(Framework framework) {
+  return framework == Framework::kTensorFlow ||
+         framework == Framework::kTensorFlow1 ||
+         framework == Framework::kTensorFlow2;
 }
 
 PodTable::PodTable() : pods_(std::make_shared<const PodList>()) {}

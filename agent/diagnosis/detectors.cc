@@ -49,6 +49,12 @@ std::vector<Finding> RunDetectors(const DetectorInput& in,
            [&](auto& out) { DetectInputIoBound(in, settings.input_io, out); }},
           {kGpuUnderutilized,
            [&](auto& out) { DetectGpuUnderutilized(in, settings.gpu, out); }},
+          {kAllreduceStraggler,
+           [&](auto& out) { DetectAllreduceStraggler(in, settings, out); }},
+          {kAllreduceSlowLink,
+           [&](auto& out) {
+             DetectAllreduceSlowLink(in, settings.allreduce_link, out);
+           }},
       };
   std::vector<Finding> out;
   for (const auto& [kind, detect] : detectors) {

@@ -38,6 +38,12 @@ void DetectInputIoBound(const DetectorInput& in, const InputIoSettings& s,
                         std::vector<Finding>& out);
 void DetectGpuUnderutilized(const DetectorInput& in, const GpuSettings& s,
                             std::vector<Finding>& out);
+void DetectAllreduceStraggler(const DetectorInput& in,
+                              const DiagnosisSettings& all,
+                              std::vector<Finding>& out);
+void DetectAllreduceSlowLink(const DetectorInput& in,
+                             const AllreduceLinkSettings& s,
+                             std::vector<Finding>& out);
 
 // The registry: every detector, in catalog order.
 std::vector<Finding> RunDetectors(const DetectorInput& in,

@@ -19,6 +19,8 @@ inline constexpr std::string_view kNetworkSaturated = "network_saturated";
 inline constexpr std::string_view kMemoryPressure = "memory_pressure";
 inline constexpr std::string_view kInputIoBound = "input_io_bound";
 inline constexpr std::string_view kGpuUnderutilized = "gpu_underutilized";
+inline constexpr std::string_view kAllreduceStraggler = "allreduce_straggler";
+inline constexpr std::string_view kAllreduceSlowLink = "allreduce_slow_link";
 
 enum class Severity { kInfo, kWarning, kCritical };
 std::string_view SeverityName(Severity severity);

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "diagnosis/detectors.h"
+#include "diagnosis/framework_advice.h"
 
 namespace trainscope::diagnosis {
 namespace {
@@ -16,30 +17,6 @@ namespace {
 double RatioThreshold(size_t n, const HotPsSettings& s) {
   return std::clamp(s.ratio_factor / static_cast<double>(n), s.min_share,
                     s.max_share);
-}
-
-std::vector<std::string> Recommendations(const std::string& pod, size_t n) {
-  return {
-      fmt::format(
-          "Partition the large variable(s) held by {0} across all {1} PS: "
-          "TF1 variable_scope(partitioner=tf.compat.v1.fixed_size_partitioner("
-          "num_shards={1})) or tf.compat.v1.min_max_variable_partitioner("
-          "max_partitions={1}, min_slice_size=256 << 10); TF2 "
-          "ParameterServerStrategy(cluster_resolver, variable_partitioner="
-          "tf.distribute.experimental.partitioners.MinSizePartitioner("
-          "min_shard_bytes=256 << 10, max_shards={1})).",
-          pod, n),
-      fmt::format(
-          "If the job has many mid-size variables rather than one large one, "
-          "place them by size: tf.compat.v1.train.replica_device_setter("
-          "ps_tasks={0}, ps_strategy=tf.contrib.training."
-          "GreedyLoadBalancingStrategy({0}, tf.contrib.training."
-          "byte_size_load_fn)).",
-          n),
-      "Moving PS or worker pods between nodes (affinity, isolation) will not "
-      "help: the imbalance comes from which variables each PS holds, not "
-      "from where the pods run; adding PS does not help either until the "
-      "variable is partitioned."};
 }
 
 struct Verdict {
@@ -167,7 +144,9 @@ void DetectHotParameterServer(const DetectorInput& in, const HotPsSettings& s,
             "({} PS, fair share {:.0f}%).",
             meta.pod, share * 100, job.training_job, n, fair * 100);
       }
-      f.diagnosis.recommendations = Recommendations(meta.pod, n);
+      f.diagnosis.recommendations = PartitionRecommendations(
+          meta.pod, n,
+          JobFramework(in.recent, job.namespace_name, job.training_job));
       out.push_back(std::move(f));
     }
   }

@@ -99,6 +99,47 @@ struct GpuSettings {
   double active_cpu_cores = 0.1;
 };
 
+// Comparing one rank (or synchronous worker) with its peers by the cause
+// it shows: allreduce_straggler, and straggler_worker in synchronous PS
+// jobs. The floors of throttling, IO and memory come from ThrottleSettings,
+// InputIoSettings and MemorySettings so every detector means the same.
+struct RankCauseSettings {
+  // 2-4 ranks: the rank's value >= ratio_factor x the peers' median to
+  // enter (hold_factor to hold), and above the cause's own floor.
+  double ratio_factor = 2.0;
+  double hold_factor = 1.5;
+  // From this many ranks on, a robust z-score (median/MAD over all ranks)
+  // is required too.
+  size_t robust_from = 5;
+  double z_enter = 3.5;
+  double z_exit = 2.5;
+  // MAD floors: a fraction of the median, and an absolute one, so identical
+  // peers at 0 do not make a tiny value infinitely significant.
+  double mad_floor_ratio = 0.1;
+  double mad_floor_absolute = 0.02;
+  // PSI cpu "some": fraction of wall time runnable tasks waited for a CPU.
+  double cpu_stall_enter = 0.2;
+  double cpu_stall_exit = 0.1;
+  // CPU usage over the CPU limit: the rank uses all it may.
+  double cpu_limit_use_enter = 0.9;
+  double cpu_limit_use_exit = 0.8;
+};
+
+struct AllreduceLinkSettings {
+  double enter_ratio = 0.8;  // of capacity, the fuller direction
+  double exit_ratio = 0.7;
+  double critical_ratio = 0.95;
+};
+
+// straggler_worker by cause in PS jobs that train synchronously.
+struct SyncPsSettings {
+  // Every worker's PS exchange within this fraction of the workers' median:
+  // the sign of synchronous training (all wait for the slowest, so all move
+  // the same bytes per second).
+  double similar_spread = 0.25;
+  size_t min_workers = 2;
+};
+
 struct DiagnosisSettings {
   EngineSettings engine;
   HotPsSettings hot_ps;
@@ -109,6 +150,9 @@ struct DiagnosisSettings {
   MemorySettings memory;
   InputIoSettings input_io;
   GpuSettings gpu;
+  RankCauseSettings rank_cause;
+  AllreduceLinkSettings allreduce_link;
+  SyncPsSettings sync_ps;
   // Samples per evaluation window (rates over window_samples - 1 intervals).
   size_t window_samples = 3;
 };

@@ -17,6 +17,8 @@ PodMeta MetaOf(const PodInfo& pod, const std::string& node) {
   m.pod = pod.name;
   m.training_job = pod.training_job;
   m.role = pod.role;
+  m.job_kind = pod.job_kind;
+  m.framework = pod.framework;
   m.node = pod.node.empty() ? node : pod.node;
   m.spec_cpu_limit_cores = pod.spec_cpu_limit_cores;
   if (pod.spec_memory_limit_bytes) {
@@ -49,6 +51,7 @@ PodPoint PointOf(double t, const PodSample& s) {
   p.io_read_bytes = AsDouble(c.io.read_bytes);
   p.io_pressure_some_seconds = c.io_pressure.some_seconds;
   p.memory_pressure_some_seconds = c.memory_pressure.some_seconds;
+  p.cpu_pressure_some_seconds = c.cpu_pressure.some_seconds;
   if (s.network) {
     p.network_receive_bytes = static_cast<double>(s.network->receive_bytes);
     p.network_transmit_bytes = static_cast<double>(s.network->transmit_bytes);

@@ -1,9 +1,16 @@
 // straggler_worker: in synchronous and asynchronous PS training alike, a
 // worker that exchanges much less with the PS than its peers makes fewer
-// steps; with sync replicas everybody waits for it.
+// steps; with sync replicas everybody waits for it. In synchronous training
+// every worker moves the same bytes per second (all wait for the slowest),
+// so there the straggler is found by the cause it shows instead.
+// A chief is never a straggler: a TF2 ParameterServerStrategy chief only
+// coordinates and exchanges little by design.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "diagnosis/detectors.h"
+#include "diagnosis/ranks.h"
 
 namespace trainscope::diagnosis {
 namespace {
@@ -44,6 +51,13 @@ std::string CauseAdvice(const std::string& cause, const std::string& pod) {
   if (cause == "cpu_throttled") {
     return fmt::format("Raise the CPU limit of {}: it is throttled.", pod);
   }
+  if (cause == "cpu_starved") {
+    return fmt::format(
+        "Give {} the CPU its peers get: it uses all of its CPU limit or "
+        "waits for a CPU on a busy node (raise the limit, set requests = "
+        "limits, or move it off the busy node).",
+        pod);
+  }
   if (cause == "memory_pressure") {
     return fmt::format(
         "Raise the memory limit of {} or shrink its input buffers "
@@ -62,6 +76,79 @@ std::string CauseAdvice(const std::string& cause, const std::string& pod) {
       pod);
 }
 
+// The job's workers and masters with their PS exchange: never the chief.
+std::map<std::string, double> ComparableWorkers(const DetectorInput& in,
+                                                const JobTraffic& job) {
+  std::map<std::string, double> out;
+  for (const auto& [key, rate] : job.worker_exchange) {
+    auto it = in.recent.pods.find(key);
+    if (it != in.recent.pods.end() && it->second.meta.role == Role::kChief) {
+      continue;
+    }
+    out.emplace(key, rate);
+  }
+  return out;
+}
+
+// Synchronous training shows as every worker exchanging about the same.
+bool LooksSynchronous(const std::map<std::string, double>& workers,
+                      const StragglerSettings& s, const SyncPsSettings& sync) {
+  if (workers.size() < sync.min_workers) return false;
+  std::vector<double> rates;
+  for (const auto& [_, r] : workers) rates.push_back(r);
+  const double median = Median(rates);
+  if (median < s.min_median_bytes_per_second) return false;
+  for (double r : rates) {
+    if (std::fabs(r - median) > sync.similar_spread * median) return false;
+  }
+  return true;
+}
+
+void DetectByCause(const DetectorInput& in, const JobTraffic& job,
+                   const std::map<std::string, double>& workers,
+                   const DiagnosisSettings& all, std::vector<Finding>& out) {
+  std::vector<const PodStats*> pods;
+  for (const auto& [key, _] : workers) {
+    if (auto it = in.recent.pods.find(key); it != in.recent.pods.end()) {
+      pods.push_back(&it->second);
+    }
+  }
+  for (const PodStats* pod : pods) {
+    std::vector<const PodStats*> peers;
+    for (const PodStats* p : pods) {
+      if (p != pod) peers.push_back(p);
+    }
+    auto causes = CausesStandingOut(*pod, peers, all);
+    if (causes.empty()) continue;
+    const StandOut& top = causes.front();
+    Finding f;
+    f.level = top.level;
+    f.diagnosis = NewDiagnosis(kStragglerWorker, Severity::kWarning, pod->meta);
+    auto& ev = f.diagnosis.evidence;
+    ev = {{"rule", "cause"},
+          {"cause", top.cause},
+          {"workers", workers.size()},
+          {"synchronous", true},
+          {"causes", CauseEvidence(causes)},
+          {"likely_causes", std::vector<std::string>{top.cause}}};
+    if (auto cost = StallCostFraction(top)) AddCost(ev, *cost);
+    f.diagnosis.summary = fmt::format(
+        "Worker {} holds back synchronous job {}: {} {:.2f} against its {} "
+        "peers' median {:.2f} ({}); every worker waits for it each step.",
+        pod->meta.pod, job.training_job, top.metric, top.value, top.peers,
+        top.peer_median, top.cause);
+    f.diagnosis.recommendations.push_back(
+        CauseAdvice(top.cause, pod->meta.pod));
+    f.diagnosis.recommendations.push_back(fmt::format(
+        "Synchronous training waits for the slowest worker: fix or "
+        "reschedule {} (delete the pod), or let the step go on without it "
+        "(TF1 SyncReplicasOptimizer(replicas_to_aggregate < "
+        "total_num_replicas) as backup workers).",
+        pod->meta.pod));
+    out.push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
@@ -70,10 +157,15 @@ void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
   // Rates over the longer window; the likely causes over the recent one,
   // since those detectors judge the same window.
   for (const auto& job : in.sustained_jobs) {
-    if (job.worker_exchange.size() < s.min_workers) continue;
-    for (const auto& [key, rate] : job.worker_exchange) {
+    const auto workers = ComparableWorkers(in, job);
+    // Similar rates leave the byte rule nothing to find: judge causes.
+    if (LooksSynchronous(workers, s, all.sync_ps)) {
+      DetectByCause(in, job, workers, all, out);
+    }
+    if (workers.size() < s.min_workers) continue;
+    for (const auto& [key, rate] : workers) {
       std::vector<double> others;
-      for (const auto& [other, r] : job.worker_exchange) {
+      for (const auto& [other, r] : workers) {
         if (other != key) others.push_back(r);
       }
       const double median = Median(others);
@@ -92,7 +184,7 @@ void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
       f.diagnosis.evidence = {{"ps_exchange_bytes_per_second", Round4(rate)},
                               {"peer_median_bytes_per_second", Round4(median)},
                               {"ratio_to_median", Round4(ratio)},
-                              {"workers", job.worker_exchange.size()},
+                              {"workers", workers.size()},
                               {"likely_causes", causes}};
       f.diagnosis.summary = fmt::format(
           "Worker {} exchanges {:.0f}% of the median of job {}'s other "

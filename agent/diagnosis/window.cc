@@ -133,6 +133,8 @@ WindowStats ComputeStats(const Window& window) {
     s.io_pressure_ratio = CounterRate(pts, &PodPoint::io_pressure_some_seconds);
     s.memory_pressure_ratio =
         CounterRate(pts, &PodPoint::memory_pressure_some_seconds);
+    s.cpu_pressure_ratio =
+        CounterRate(pts, &PodPoint::cpu_pressure_some_seconds);
     s.receive_bytes_per_second =
         CounterRate(pts, &PodPoint::network_receive_bytes);
     s.transmit_bytes_per_second =

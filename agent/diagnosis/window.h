@@ -38,6 +38,7 @@ struct PodPoint {
   std::optional<double> io_read_bytes;
   std::optional<double> io_pressure_some_seconds;
   std::optional<double> memory_pressure_some_seconds;
+  std::optional<double> cpu_pressure_some_seconds;
   std::optional<double> network_receive_bytes;
   std::optional<double> network_transmit_bytes;
   std::optional<double> gpu_utilization_ratio;  // gauge, mean over its GPUs
@@ -52,6 +53,8 @@ struct PodMeta {
   std::string pod;
   std::string training_job;
   Role role = Role::kUnknown;
+  JobKind job_kind = JobKind::kUnknown;
+  Framework framework = Framework::kUnknown;
   std::string node;
   std::optional<double> spec_cpu_limit_cores;
   std::optional<double> spec_memory_limit_bytes;
@@ -122,6 +125,7 @@ struct PodStats {
   std::optional<double> io_read_bytes_per_second;
   std::optional<double> io_pressure_ratio;      // PSI some seconds / second
   std::optional<double> memory_pressure_ratio;  // PSI some seconds / second
+  std::optional<double> cpu_pressure_ratio;     // PSI some seconds / second
   std::optional<double> receive_bytes_per_second;
   std::optional<double> transmit_bytes_per_second;
   // The pod's node: NIC speed and the NICs' own rates.

@@ -75,6 +75,54 @@ bool StringMap(const json& obj, const char* key, const std::string& path,
   return true;
 }
 
+// The environment variables the operators of each Kubeflow job kind set and
+// discovery/roles reads: MXJob (DMLC_*, MX_CONFIG), PyTorchJob (MASTER_*,
+// RANK, WORLD_SIZE, PET_*), MPIJob (K_MPI_JOB_ROLE, OMPI_MCA_*, I_MPI_*).
+// Only these are kept: env may hold secrets and need not sit in memory.
+bool IsTrainingEnv(std::string_view name) {
+  static constexpr std::string_view kExact[] = {
+      "MX_CONFIG",  "MASTER_ADDR",   "MASTER_PORT",
+      "RANK",       "WORLD_SIZE",    "K_MPI_JOB_ROLE",
+      "PET_NNODES", "PET_NODE_RANK", "PET_MASTER_ADDR"};
+  static constexpr std::string_view kPrefixes[] = {"DMLC_", "OMPI_MCA_",
+                                                   "I_MPI_"};
+  for (auto e : kExact) {
+    if (name == e) return true;
+  }
+  for (auto p : kPrefixes) {
+    if (name.starts_with(p)) return true;
+  }
+  return false;
+}
+
+// The kind of the controlling owner (the custom resource or batch Job that
+// created the pod); absent references are fine, malformed ones are errors.
+bool ParseOwnerKind(const json& meta, PodInfo* out, std::string* error) {
+  const json* owners = nullptr;
+  if (!OptArray(meta, "ownerReferences", "metadata", &owners, error)) {
+    return false;
+  }
+  if (owners == nullptr) return true;
+  for (size_t i = 0; i < owners->size(); ++i) {
+    const json& o = (*owners)[i];
+    const std::string opath =
+        "metadata.ownerReferences[" + std::to_string(i) + "]";
+    if (!o.is_object()) {
+      *error = TypeError(opath, "object", o);
+      return false;
+    }
+    std::string kind;
+    if (!OptString(o, "kind", opath, &kind, error)) return false;
+    auto controller = o.find("controller");
+    const bool is_controller = controller != o.end() &&
+                               controller->is_boolean() &&
+                               controller->get<bool>();
+    if (is_controller || out->owner_kind.empty()) out->owner_kind = kind;
+    if (is_controller) break;
+  }
+  return true;
+}
+
 bool ParseMetadata(const json& pod, PodInfo* out, std::string* error) {
   const json* meta = nullptr;
   if (!OptObject(pod, "metadata", "", &meta, error)) return false;
@@ -87,7 +135,8 @@ bool ParseMetadata(const json& pod, PodInfo* out, std::string* error) {
       !OptString(*meta, "namespace", path, &out->namespace_name, error) ||
       !OptString(*meta, "uid", path, &out->uid, error) ||
       !StringMap(*meta, "labels", path, &out->labels, error) ||
-      !StringMap(*meta, "annotations", path, &out->annotations, error)) {
+      !StringMap(*meta, "annotations", path, &out->annotations, error) ||
+      !ParseOwnerKind(*meta, out, error)) {
     return false;
   }
   if (out->name.empty()) {
@@ -121,6 +170,9 @@ bool ParseContainerSpec(const json& c, const std::string& path, PodInfo* out,
     *error = TypeError(path, "object", c);
     return false;
   }
+  std::string image;
+  if (!OptString(c, "image", path, &image, error)) return false;
+  if (!image.empty()) out->images.push_back(std::move(image));
   const json* env = nullptr;
   if (!OptArray(c, "env", path, &env, error)) return false;
   if (env != nullptr) {
@@ -138,6 +190,8 @@ bool ParseContainerSpec(const json& c, const std::string& path, PodInfo* out,
       }
       if (name == "TF_CONFIG" && out->tf_config.empty()) {
         out->tf_config = value;
+      } else if (IsTrainingEnv(name) && !value.empty()) {
+        out->training_env.emplace(name, value);  // the first one stays
       }
     }
   }

@@ -44,6 +44,13 @@ int ParseIndex(std::string_view text) {
   return value;
 }
 
+std::string Lower(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return lower;
+}
+
 bool IsGeneratedSuffix(std::string_view token) {
   if (token.size() < 5 || token.size() > 10) return false;
   return std::all_of(token.begin(), token.end(), [](char c) {
@@ -100,8 +107,13 @@ std::vector<LabelScheme> DefaultLabelSchemes() {
   return {
       {"training.kubeflow.org/job-name", "training.kubeflow.org/replica-type",
        "training.kubeflow.org/replica-index"},
+      {"training.kubeflow.org/job-name", "training.kubeflow.org/job-role",
+       "training.kubeflow.org/replica-index"},
       {"tf-job-name", "tf-replica-type", "tf-replica-index"},
       {"job-name", "tf-replica-type", "tf-replica-index"},
+      {"job-name", "replica-type", "replica-index"},
+      {"pytorch-job-name", "pytorch-replica-type", "pytorch-replica-index"},
+      {"mpi-job-name", "mpi-job-role", ""},
       {"name", "job", "task"},
   };
 }
@@ -131,11 +143,35 @@ Status ParseLabelSchemes(std::string_view text, std::vector<LabelScheme>* out) {
   return Status::Ok();
 }
 
-bool ParsePodNamePattern(std::string_view pod_name, TrainingIdentity* out) {
+namespace {
+
+// `{job}-launcher` with at most one generated suffix (the launcher runs as
+// a batch Job in mpi-operator v2, as a plain pod in training-operator).
+bool ParseLauncherName(const std::vector<std::string_view>& tokens,
+                       std::string_view pod_name, TrainingIdentity* out) {
+  const size_t n = tokens.size();
+  for (size_t k = n - 1; n >= 2 && k >= 1 && k + 2 >= n; --k) {
+    if (tokens[k] != "launcher") continue;
+    if (k + 1 < n && !IsGeneratedSuffix(tokens[k + 1])) continue;
+    const size_t job_len =
+        static_cast<size_t>(tokens[k].data() - pod_name.data());
+    if (job_len < 2) return false;
+    out->job = std::string(pod_name.substr(0, job_len - 1));
+    out->role = Role::kLauncher;
+    out->index = -1;
+    out->source = "name";
+    return true;
+  }
+  return false;
+}
+
+// Rightmost "<role>-<digits>" followed only by generated suffixes, where
+// role_of names the role token; so a job named "ps-worker-exp" still parses.
+template <typename RoleOf>
+bool MatchRoleIndex(std::string_view pod_name, RoleOf role_of,
+                    TrainingIdentity* out) {
   auto tokens = Split(pod_name, '-');
   const size_t n = tokens.size();
-  // Rightmost "<role>-<digits>" followed only by generated suffixes wins, so
-  // a job named "ps-worker-exp" still parses.
   for (size_t k = n < 2 ? 0 : n - 2; n >= 3 && k >= 1; --k) {
     const size_t trailing = n - (k + 2);
     if (trailing > 2) break;
@@ -143,7 +179,7 @@ bool ParsePodNamePattern(std::string_view pod_name, TrainingIdentity* out) {
     for (size_t t = k + 2; t < n; ++t) {
       suffixes_ok = suffixes_ok && IsGeneratedSuffix(tokens[t]);
     }
-    auto role = NameRole(tokens[k]);
+    std::optional<Role> role = role_of(tokens[k]);
     int index = ParseIndex(tokens[k + 1]);
     if (suffixes_ok && role && index >= 0) {
       // Job is everything before the role token.
@@ -159,16 +195,74 @@ bool ParsePodNamePattern(std::string_view pod_name, TrainingIdentity* out) {
   return false;
 }
 
-bool ParseTfConfig(std::string_view tf_config, std::string_view pod_name,
-                   TrainingIdentity* out) {
-  if (Trim(tf_config).empty()) return false;
-  auto config = nlohmann::json::parse(tf_config, nullptr, false);
+// The job of a pod whose role another source already knows, from its name
+// `{job}-{replica_type}-{i}` (MXJob's "server" is no name role by itself).
+std::string JobFromName(std::string_view pod_name,
+                        std::string_view replica_type) {
+  TrainingIdentity id;
+  const std::string want = Lower(replica_type);
+  if (MatchRoleIndex(
+          pod_name,
+          [&](std::string_view token) -> std::optional<Role> {
+            if (Lower(token) == want) return Role::kUnknown;
+            return std::nullopt;
+          },
+          &id)) {
+    return id.job;
+  }
+  if (ParsePodNamePattern(pod_name, &id)) return id.job;
+  return "";
+}
+
+// MX_CONFIG / DMLC_ROLE / K_MPI_JOB_ROLE: operator-set environment that
+// names the role directly.
+bool FromEnv(const PodInfo& pod, const char* key, TrainingIdentity* out) {
+  auto it = pod.training_env.find(key);
+  if (it == pod.training_env.end()) return false;
+  auto role = ParseRole(Trim(it->second));
+  if (!role) return false;
+  *out = TrainingIdentity{};
+  out->role = *role;
+  out->source = std::string("env:") + key;
+  out->job = JobFromName(pod.name, Trim(it->second));
+  return true;
+}
+
+}  // namespace
+
+bool ParsePodNamePattern(std::string_view pod_name, TrainingIdentity* out) {
+  if (MatchRoleIndex(pod_name, NameRole, out)) return true;
+  return ParseLauncherName(Split(pod_name, '-'), pod_name, out);
+}
+
+namespace {
+
+// The address text of one cluster-spec entry: TF_CONFIG lists
+// "host:port" strings, MX_CONFIG {"url": host, "port": n} objects.
+std::string AddressOf(const nlohmann::json& entry) {
+  if (entry.is_string()) return entry.get<std::string>();
+  if (entry.is_object()) {
+    auto url = entry.find("url");
+    if (url != entry.end() && url->is_string()) return url->get<std::string>();
+  }
+  return "";
+}
+
+// TF_CONFIG and MX_CONFIG share their shape: {"cluster": {type: [addr..]},
+// "task": {"type", "index"}}. role_of maps the task type to a role.
+template <typename RoleOf>
+bool ParseTaskConfig(std::string_view text, std::string_view pod_name,
+                     const char* source, RoleOf role_of,
+                     TrainingIdentity* out) {
+  if (Trim(text).empty()) return false;
+  auto config = nlohmann::json::parse(text, nullptr, false);
   if (config.is_discarded() || !config.is_object()) return false;
   auto task = config.find("task");
   if (task == config.end() || !task->is_object()) return false;
   auto type = task->find("type");
   if (type == task->end() || !type->is_string()) return false;
-  auto role = NameRole(type->get<std::string>());
+  const std::string type_name = type->get<std::string>();
+  std::optional<Role> role = role_of(type_name);
   if (!role) return false;
   int index = -1;
   if (auto it = task->find("index"); it != task->end()) {
@@ -181,35 +275,42 @@ bool ParseTfConfig(std::string_view tf_config, std::string_view pod_name,
   TrainingIdentity id;
   id.role = *role;
   id.index = index;
-  id.source = "tf_config";
-  TrainingIdentity from_name;
-  if (ParsePodNamePattern(pod_name, &from_name)) {
-    id.job = from_name.job;
-  } else if (auto cluster = config.find("cluster");
-             cluster != config.end() && cluster->is_object()) {
+  id.source = source;
+  id.job = JobFromName(pod_name, type_name);
+  if (auto cluster = config.find("cluster");
+      id.job.empty() && cluster != config.end() && cluster->is_object()) {
     // Prefer this task's own address, then any address in the spec.
-    std::vector<std::string> hosts;
-    auto own = cluster->find(type->get<std::string>());
+    std::vector<std::pair<std::string, std::string>> hosts;  // type, address
+    auto own = cluster->find(type_name);
     if (own != cluster->end() && own->is_array() && index >= 0 &&
-        static_cast<size_t>(index) < own->size() && (*own)[index].is_string()) {
-      hosts.push_back((*own)[index].get<std::string>());
+        static_cast<size_t>(index) < own->size()) {
+      hosts.emplace_back(type_name, AddressOf((*own)[index]));
     }
     for (const auto& [name, addresses] : cluster->items()) {
       if (!addresses.is_array()) continue;
-      for (const auto& a : addresses) {
-        if (a.is_string()) hosts.push_back(a.get<std::string>());
-      }
+      for (const auto& a : addresses) hosts.emplace_back(name, AddressOf(a));
     }
-    for (const auto& host : hosts) {
-      TrainingIdentity from_host;
-      if (ParsePodNamePattern(HostLabel(host), &from_host)) {
-        id.job = from_host.job;
-        break;
-      }
+    for (const auto& [host_type, host] : hosts) {
+      id.job = JobFromName(HostLabel(host), host_type);
+      if (!id.job.empty()) break;
     }
   }
   *out = std::move(id);
   return true;
+}
+
+}  // namespace
+
+bool ParseTfConfig(std::string_view tf_config, std::string_view pod_name,
+                   TrainingIdentity* out) {
+  return ParseTaskConfig(tf_config, pod_name, "tf_config", NameRole, out);
+}
+
+bool ParseMxConfig(std::string_view mx_config, std::string_view pod_name,
+                   TrainingIdentity* out) {
+  return ParseTaskConfig(
+      mx_config, pod_name, "mx_config",
+      [](std::string_view type) { return ParseRole(type); }, out);
 }
 
 TrainingIdentity InferTrainingIdentity(
@@ -222,6 +323,17 @@ TrainingIdentity InferTrainingIdentity(
   if (TrainingIdentity id; ParseTfConfig(pod.tf_config, pod.name, &id)) {
     candidates.push_back(std::move(id));
   }
+  if (auto mx = pod.training_env.find("MX_CONFIG");
+      mx != pod.training_env.end()) {
+    if (TrainingIdentity id; ParseMxConfig(mx->second, pod.name, &id)) {
+      candidates.push_back(std::move(id));
+    }
+  }
+  for (const char* key : {"DMLC_ROLE", "K_MPI_JOB_ROLE"}) {
+    if (TrainingIdentity id; FromEnv(pod, key, &id)) {
+      candidates.push_back(std::move(id));
+    }
+  }
   if (TrainingIdentity id; ParsePodNamePattern(pod.name, &id)) {
     candidates.push_back(std::move(id));
   }
@@ -233,6 +345,8 @@ TrainingIdentity InferTrainingIdentity(
     if (result.job.empty()) result.job = c.job;
     if (result.index < 0) result.index = c.index;
   }
+  result.job_kind = InferJobKind(pod, result);
+  result.framework = InferFramework(pod, result);
   return result;
 }
 
@@ -242,6 +356,8 @@ void ApplyTrainingIdentity(const std::vector<LabelScheme>& schemes,
   pod->training_job = std::move(id.job);
   pod->role = id.role;
   pod->replica_index = id.index;
+  pod->job_kind = id.job_kind;
+  pod->framework = id.framework;
 }
 
 PodList DropFinishedPods(PodList pods) {

@@ -19,8 +19,11 @@ struct LabelScheme {
   bool operator==(const LabelScheme&) const = default;
 };
 
-// Kubeflow, old tf-operator (tf-job-name, then job-name) and the seed layout
-// (name/job/task), in that order of precedence.
+// In order of precedence: Kubeflow training-operator (replica-type), the
+// mpi-operator v2 (job-role launcher|worker, no replica-type), old
+// tf-operator (tf-job-name, then job-name; replica-type of v1.0-1.2), old
+// pytorch-operator, old mpi-operator (mpi-job-role) and the seed layout
+// (name/job/task). docs/discovery.md names the operator versions.
 std::vector<LabelScheme> DefaultLabelSchemes();
 
 // The --role-labels flag: "job_key,role_key,index_key;..." (schemes in order
@@ -32,11 +35,19 @@ struct TrainingIdentity {
   std::string job;
   Role role = Role::kUnknown;
   int index = -1;
-  std::string source;  // "labels:<role_key>", "tf_config", "name", ""
+  // "labels:<role_key>", "tf_config", "mx_config", "env:DMLC_ROLE",
+  // "env:K_MPI_JOB_ROLE", "name", ""
+  std::string source;
+  // Only for pods with a role: what created them and what they run.
+  JobKind job_kind = JobKind::kUnknown;
+  Framework framework = Framework::kUnknown;
 };
 
 // `{job}-{role}-{i}`, optionally followed by the random suffixes that Jobs
-// ("-x7k2p") and Deployments ("-7d9f8b6c5-x7k2p") append.
+// ("-x7k2p") and Deployments ("-7d9f8b6c5-x7k2p") append; and the MPIJob
+// launcher `{job}-launcher[-x7k2p]` (no index: there is one launcher). Only
+// the TF task types and "launcher" count in names: "server" or "scheduler"
+// would make ordinary StatefulSets (api-server-0) training pods.
 bool ParsePodNamePattern(std::string_view pod_name, TrainingIdentity* out);
 
 // TF_CONFIG's task type and index; the job from the pod name when it follows
@@ -46,13 +57,30 @@ bool ParsePodNamePattern(std::string_view pod_name, TrainingIdentity* out);
 bool ParseTfConfig(std::string_view tf_config, std::string_view pod_name,
                    TrainingIdentity* out);
 
-// Labels (each scheme in order), then TF_CONFIG, then the pod name pattern.
+// MX_CONFIG (MXJob): the task's type and index, the job as for TF_CONFIG.
+bool ParseMxConfig(std::string_view mx_config, std::string_view pod_name,
+                   TrainingIdentity* out);
+
+// The Kubeflow job kind: the controlling ownerReference, the
+// training.kubeflow.org/operator-name (or old controller-name) label, the
+// label scheme that matched, then the environment the operator set.
+JobKind InferJobKind(const PodInfo& pod, const TrainingIdentity& id);
+
+// The framework: the trainscope.io/framework annotation, the container
+// image ("tensorflow/tensorflow:1.15" is TF 1), the job kind, the
+// environment; a TensorFlow pod of unknown generation is TF 1 when it shows
+// a TF-1-only trait (a `master` task, the seed label layout).
+Framework InferFramework(const PodInfo& pod, const TrainingIdentity& id);
+
+// Labels (each scheme in order), then TF_CONFIG, then MX_CONFIG / DMLC_ROLE,
+// then K_MPI_JOB_ROLE, then the pod name pattern.
 // The first source with a valid role decides the role; a missing job or
 // index is then filled from the later sources when they agree on the role.
 TrainingIdentity InferTrainingIdentity(const PodInfo& pod,
                                        const std::vector<LabelScheme>& schemes);
 
-// Writes the inferred identity into pod.training_job/role/replica_index.
+// Writes the inferred identity into pod.training_job/role/replica_index/
+// job_kind/framework.
 void ApplyTrainingIdentity(const std::vector<LabelScheme>& schemes,
                            PodInfo* pod);
 

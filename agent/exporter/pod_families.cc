@@ -158,12 +158,14 @@ void AppendPodFamilies(const ExportContext& ctx,
                      MetricType::Gauge);
   if (snapshot.pods) {
     for (const auto& pod : *snapshot.pods) {
-      auto labels =
-          WithLabels(ctx.PodLabels(pod),
-                     {{"node", pod.node.empty() ? ctx.node() : pod.node},
-                      {"pod_ip", pod.pod_ip},
-                      {"uid", pod.uid},
-                      {"host_network", pod.host_network ? "true" : "false"}});
+      auto labels = WithLabels(
+          ctx.PodLabels(pod),
+          {{"node", pod.node.empty() ? ctx.node() : pod.node},
+           {"pod_ip", pod.pod_ip},
+           {"uid", pod.uid},
+           {"host_network", pod.host_network ? "true" : "false"},
+           {"job_kind", std::string(JobKindName(pod.job_kind))},
+           {"framework", std::string(FrameworkName(pod.framework))}});
       info.Add(labels, 1.0);
     }
   }

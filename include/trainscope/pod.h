@@ -11,15 +11,66 @@
 
 namespace trainscope {
 
-enum class Role { kUnknown, kPs, kWorker, kChief, kMaster, kEvaluator };
+// What a pod does in its training job (docs/discovery.md, "Roles"). MXNet's
+// `server` is a parameter server and is kPs; MXNet's `scheduler` and MPI's
+// `launcher` only coordinate and are never compared with the ranks.
+enum class Role {
+  kUnknown,
+  kPs,
+  kWorker,
+  kChief,
+  kMaster,
+  kEvaluator,
+  kLauncher,
+  kScheduler,
+};
 
 // "ps", "worker", ...; "" for kUnknown (the label value Prometheus shows).
 std::string_view RoleName(Role role);
-// Case-insensitive; accepts the Kubeflow replica types and "parameter_server".
+// Case-insensitive; accepts the Kubeflow replica types of every job kind
+// (TFJob, PyTorchJob, MPIJob, MXJob, ...), "parameter_server" and MXNet's
+// "server" (both kPs).
 std::optional<Role> ParseRole(std::string_view text);
-// Every role's label value (RoleName of each known role), sorted: what a
-// set-based label selector names to find training pods.
+// Every role label value ParseRole knows (each role's name, and MXNet's
+// "server"), sorted: what a set-based label selector names to find training
+// pods.
 std::vector<std::string_view> RoleLabelValues();
+
+// Roles that run training steps: worker, chief, master. A TF2 chief
+// (ParameterServerStrategy coordinator) is one of them for job listings but
+// must never be judged a straggler (see diagnosis/ranks.h).
+bool IsTrainingRole(Role role);
+
+// The Kubeflow custom resource that owns a pod, when it can be known.
+enum class JobKind {
+  kUnknown,
+  kTFJob,
+  kPyTorchJob,
+  kMPIJob,
+  kMXJob,
+  kXGBoostJob,
+  kPaddleJob,
+  kJAXJob,
+};
+// "TFJob", "PyTorchJob", ...; "" for kUnknown.
+std::string_view JobKindName(JobKind kind);
+// Exact (case-insensitive) kind names as above.
+std::optional<JobKind> ParseJobKind(std::string_view text);
+
+// The training framework and, for TensorFlow, its generation: the APIs a
+// recommendation may name differ between TF 1 and TF 2.
+enum class Framework {
+  kUnknown,
+  kTensorFlow,   // generation unknown
+  kTensorFlow1,  // TF 1.x (tf.contrib, replica_device_setter, Estimator)
+  kTensorFlow2,  // TF 2.x (tf.distribute strategies)
+  kPyTorch,
+  kMXNet,
+};
+// "tensorflow", "tensorflow1", "tensorflow2", "pytorch", "mxnet"; "" unknown.
+std::string_view FrameworkName(Framework framework);
+std::optional<Framework> ParseFramework(std::string_view text);
+bool IsTensorFlow(Framework framework);
 
 struct ContainerInfo {
   std::string name;
@@ -41,6 +92,14 @@ struct PodInfo {
   std::vector<ContainerInfo> containers;
   // TF_CONFIG of the first container that sets it ("" when none does).
   std::string tf_config;
+  // Other training environment variables (DMLC_ROLE, MASTER_ADDR, RANK,
+  // WORLD_SIZE, K_MPI_JOB_ROLE, OMPI_MCA_*, ...; see pod_json.cc), each from
+  // the first container that sets it with a literal value.
+  std::map<std::string, std::string> training_env;
+  // Container images in spec order (the framework generation hides in tags).
+  std::vector<std::string> images;
+  // Kind of the controlling ownerReference ("TFJob", "Job", ...; "" none).
+  std::string owner_kind;
   // Sum of the containers' limits in the pod spec, when every container
   // sets one (a pod with one unlimited container is unlimited).
   std::optional<double> spec_cpu_limit_cores;
@@ -50,6 +109,8 @@ struct PodInfo {
   std::string training_job;
   Role role = Role::kUnknown;
   int replica_index = -1;  // -1 when unknown
+  JobKind job_kind = JobKind::kUnknown;
+  Framework framework = Framework::kUnknown;
 };
 
 using PodList = std::vector<PodInfo>;

@@ -21,6 +21,8 @@ PodInfo Pod(const std::string& uid, const std::string& name, Role role,
   pod.training_job = "ctr";
   pod.role = role;
   pod.replica_index = index;
+  pod.job_kind = JobKind::kTFJob;
+  pod.framework = Framework::kTensorFlow2;
   pod.pod_ip = "198.18.0.2";
   return pod;
 }
@@ -70,7 +72,8 @@ TEST(ExporterTest, RendersPodSeriesWithIdentityLabels) {
                               "replica_index=\"0\",resource=\"cpu\""));
   EXPECT_THAT(text, HasSubstr("trainscope_pod_network_transmit_bytes_total{"
                               "namespace=\"training\",pod=\"ctr-ps-0\""));
-  EXPECT_THAT(text, HasSubstr("trainscope_pod_info{host_network=\"false\","
+  EXPECT_THAT(text, HasSubstr("trainscope_pod_info{framework=\"tensorflow2\","
+                              "host_network=\"false\",job_kind=\"TFJob\","
                               "namespace=\"training\",node=\"node-a\","
                               "pod=\"ctr-ps-0\",pod_ip=\"198.18.0.2\""));
   EXPECT_THAT(text,

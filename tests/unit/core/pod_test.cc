@@ -17,7 +17,11 @@ TEST(RoleTest, ParsesKubeflowReplicaTypesCaseInsensitively) {
       {"Master", Role::kMaster},
       {"evaluator", Role::kEvaluator},
       {"parameter_server", Role::kPs},
-      {"launcher", std::nullopt},
+      {"Server", Role::kPs},  // MXJob's parameter server
+      {"launcher", Role::kLauncher},
+      {"Scheduler", Role::kScheduler},
+      {"tunerserver", std::nullopt},
+      {"driver", std::nullopt},
       {"", std::nullopt},
   };
   for (const auto& c : cases) {
@@ -27,10 +31,32 @@ TEST(RoleTest, ParsesKubeflowReplicaTypesCaseInsensitively) {
 
 TEST(RoleTest, NamesRoundTrip) {
   for (Role r : {Role::kPs, Role::kWorker, Role::kChief, Role::kMaster,
-                 Role::kEvaluator}) {
+                 Role::kEvaluator, Role::kLauncher, Role::kScheduler}) {
     EXPECT_EQ(ParseRole(RoleName(r)), r);
   }
   EXPECT_EQ(RoleName(Role::kUnknown), "");
+}
+
+TEST(JobKindTest, NamesRoundTrip) {
+  for (JobKind k : {JobKind::kTFJob, JobKind::kPyTorchJob, JobKind::kMPIJob,
+                    JobKind::kMXJob, JobKind::kXGBoostJob, JobKind::kPaddleJob,
+                    JobKind::kJAXJob}) {
+    EXPECT_EQ(ParseJobKind(JobKindName(k)), k);
+  }
+  EXPECT_EQ(ParseJobKind("pytorchjob"), JobKind::kPyTorchJob);
+  EXPECT_EQ(ParseJobKind("Job"), std::nullopt);
+  EXPECT_EQ(JobKindName(JobKind::kUnknown), "");
+}
+
+TEST(FrameworkTest, NamesRoundTrip) {
+  for (Framework f :
+       {Framework::kTensorFlow, Framework::kTensorFlow1,
+        Framework::kTensorFlow2, Framework::kPyTorch, Framework::kMXNet}) {
+    EXPECT_EQ(ParseFramework(FrameworkName(f)), f);
+  }
+  EXPECT_EQ(ParseFramework("tf2"), std::nullopt);
+  EXPECT_TRUE(IsTensorFlow(Framework::kTensorFlow1));
+  EXPECT_FALSE(IsTensorFlow(Framework::kPyTorch));
 }
 
 TEST(PodTableTest, ReplaceBumpsGenerationAndKeepsOldSnapshotsAlive) {

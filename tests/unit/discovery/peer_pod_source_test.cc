@@ -43,16 +43,21 @@ TEST(PeerPodQueriesTest, Table) {
 }
 
 TEST(ResolvePeerPodSelectorsTest, AutoDerivesFromTheRoleLabels) {
+  const std::string kRoles =
+      "chief,evaluator,launcher,master,ps,scheduler,server,worker";
   EXPECT_EQ(ResolvePeerPodSelectors("auto", DefaultLabelSchemes()),
-            "training.kubeflow.org/replica-type in "
-            "(chief,evaluator,master,ps,worker);"
-            "tf-replica-type in (chief,evaluator,master,ps,worker);"
-            "job in (chief,evaluator,master,ps,worker)");
+            "training.kubeflow.org/replica-type in (" + kRoles + ");" +
+                "training.kubeflow.org/job-role in (" + kRoles + ");" +
+                "tf-replica-type in (" + kRoles + ");" +
+                "replica-type in (" + kRoles + ");" +
+                "pytorch-replica-type in (" + kRoles + ");" +
+                "mpi-job-role in (" + kRoles + ");" + "job in (" + kRoles +
+                ")");
   EXPECT_EQ(ResolvePeerPodSelectors("", DefaultLabelSchemes()), "");
   EXPECT_EQ(ResolvePeerPodSelectors("team=ml", DefaultLabelSchemes()),
             "team=ml");
   EXPECT_EQ(ResolvePeerPodSelectors("auto", {{"app", "role", "idx"}}),
-            "role in (chief,evaluator,master,ps,worker)");
+            "role in (" + kRoles + ")");
 }
 
 TEST(ParseNamespaceListTest, Table) {
