@@ -19,8 +19,8 @@
 #include "cli/report_http.h"
 #include "cli/report_prometheus.h"
 #include "diagnosis/analysis.h"
-#include "trainscope/time_format.h"
 #include "report_page/page.h"
+#include "trainscope/time_format.h"
 
 namespace trainscope {
 namespace {

@@ -65,8 +65,13 @@ std::vector<JobTraffic> ComputeJobTraffic(const WindowStats& stats) {
     if (m.role == Role::kPs) {
       double own = 0;
       for (const auto& [peer, rate] : pod.peer_rates) {
-        if (PeerRole(stats, peer) == Role::kPs) continue;
+        const Role peer_role = PeerRole(stats, peer);
+        if (peer_role == Role::kPs) continue;
         own += rate.receive_bytes + rate.transmit_bytes;
+        if (peer_role == Role::kWorker || peer_role == Role::kMaster) {
+          job.ps_side_worker_exchange[peer] +=
+              rate.receive_bytes + rate.transmit_bytes;
+        }
       }
       if (!pod.peer_rates.empty()) from_ps[id][key] = own;
     }

@@ -27,6 +27,10 @@ struct JobTraffic {
   double total_bytes_per_second = 0;
   // Each observed worker's exchange with all of the job's PS (bytes/s).
   std::map<std::string, double> worker_exchange;  // by "namespace/pod"
+  // Every worker (on any node) by its exchange with the job's PS on this
+  // node, from the PS' own counters: a node that runs a PS but few workers
+  // still compares all the workers that PS serves, on equal terms.
+  std::map<std::string, double> ps_side_worker_exchange;
   // The same exchange per PS: worker key -> PS key -> bytes/s (the edges
   // of the report page).
   std::map<std::string, std::map<std::string, double>> worker_ps_links;

@@ -149,6 +149,16 @@ void DetectByCause(const DetectorInput& in, const JobTraffic& job,
   }
 }
 
+// A worker of another node, seen only from this node's PS: who it is.
+PodMeta RemoteWorkerMeta(const std::string& key, const JobTraffic& job) {
+  PodMeta m;
+  m.namespace_name = job.namespace_name;
+  m.pod = key.substr(key.find('/') + 1);
+  m.training_job = job.training_job;
+  m.role = Role::kWorker;
+  return m;
+}
+
 }  // namespace
 
 void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
@@ -157,10 +167,18 @@ void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
   // Rates over the longer window; the likely causes over the recent one,
   // since those detectors judge the same window.
   for (const auto& job : in.sustained_jobs) {
-    const auto workers = ComparableWorkers(in, job);
+    auto workers = ComparableWorkers(in, job);
     // Similar rates leave the byte rule nothing to find: judge causes.
     if (LooksSynchronous(workers, s, all.sync_ps)) {
       DetectByCause(in, job, workers, all, out);
+    }
+    // Too few local workers to compare, but a local PS serves more: compare
+    // every worker by its exchange with that PS (cross-node stragglers).
+    const char* measured_from = "workers";
+    if (workers.size() < s.min_workers &&
+        job.ps_side_worker_exchange.size() >= s.min_workers) {
+      workers = job.ps_side_worker_exchange;
+      measured_from = "ps";
     }
     if (workers.size() < s.min_workers) continue;
     for (const auto& [key, rate] : workers) {
@@ -173,8 +191,13 @@ void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
       const double ratio = rate / median;
       if (ratio >= s.exit_ratio) continue;
       auto it = in.recent.pods.find(key);
-      if (it == in.recent.pods.end()) continue;
-      const PodStats& pod = it->second;
+      // A remote worker (PS side) has no local samples: no causes to show.
+      if (it == in.recent.pods.end() && std::string(measured_from) != "ps") {
+        continue;
+      }
+      PodStats remote;
+      if (it == in.recent.pods.end()) remote.meta = RemoteWorkerMeta(key, job);
+      const PodStats& pod = it != in.recent.pods.end() ? it->second : remote;
       Finding f;
       f.level = ratio < s.enter_ratio ? Finding::Level::kEnter
                                       : Finding::Level::kHold;
@@ -185,11 +208,14 @@ void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
                               {"peer_median_bytes_per_second", Round4(median)},
                               {"ratio_to_median", Round4(ratio)},
                               {"workers", workers.size()},
+                              {"measured_from", measured_from},
                               {"likely_causes", causes}};
       f.diagnosis.summary = fmt::format(
           "Worker {} exchanges {:.0f}% of the median of job {}'s other "
-          "workers with the PS{}.",
+          "workers with the PS{}{}.",
           pod.meta.pod, ratio * 100, job.training_job,
+          std::string(measured_from) == "ps" ? " (seen from this node's PS)"
+                                             : "",
           causes.empty()
               ? ""
               : fmt::format(" (likely cause: {})", fmt::join(causes, ", ")));

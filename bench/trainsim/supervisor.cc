@@ -19,8 +19,8 @@
 #include "faults.h"
 #include "node.h"
 #include "pod_process.h"
-#include "prometheus_runner.h"
 #include "program_pod.h"
+#include "prometheus_runner.h"
 #include "verify_match.h"
 
 namespace trainsim {

@@ -124,3 +124,41 @@ TEST(ClusterNodeView, BalancedRemotePsStaySilent) {
 
 }  // namespace
 }  // namespace trainscope::diagnosis
+
+namespace trainscope::diagnosis::testing {
+namespace {
+
+// node-a runs ctr-ps-0 and one worker; the other workers run elsewhere and
+// are seen only from the PS' side. rates[i]: worker i's bytes/s with the PS.
+Window PsNode(const std::vector<double>& rates) {
+  WindowBuilder b;
+  b.Pod("ctr-ps-0", Role::kPs);
+  for (size_t i = 0; i < rates.size(); ++i) {
+    b.Peer(Key("ctr-worker-" + std::to_string(i)), Role::kWorker, rates[i] / 2,
+           rates[i] / 2);
+  }
+  b.Pod("ctr-worker-0", Role::kWorker)
+      .Peer(Key("ctr-ps-0"), Role::kPs, rates[0] / 2, rates[0] / 2);
+  return b.Build();
+}
+
+TEST(ClusterNodeView, CrossNodeStragglerSeenFromTheLocalPs) {
+  const auto found =
+      FindingsOf(kStragglerWorker, PsNode({4e6, 4e6, 0.5e6, 4.2e6, 3.8e6}));
+  ASSERT_EQ(found.size(), 1u);
+  const Diagnosis& d = found[0].diagnosis;
+  EXPECT_EQ(d.pod, "ctr-worker-2");  // on another node
+  EXPECT_EQ(d.training_job, "ctr");
+  EXPECT_EQ(d.evidence["measured_from"], "ps");
+  EXPECT_EQ(d.evidence["workers"], 5);
+  EXPECT_NE(d.summary.find("seen from this node's PS"), std::string::npos);
+}
+
+TEST(ClusterNodeView, BalancedWorkersSeenFromThePsAreFine) {
+  EXPECT_TRUE(
+      FindingsOf(kStragglerWorker, PsNode({4e6, 4e6, 3.9e6, 4.2e6, 3.8e6}))
+          .empty());
+}
+
+}  // namespace
+}  // namespace trainscope::diagnosis::testing

@@ -48,9 +48,8 @@ TEST(ResolvePeerPodSelectorsTest, AutoDerivesFromTheRoleLabels) {
   EXPECT_EQ(ResolvePeerPodSelectors("auto", DefaultLabelSchemes()),
             "training.kubeflow.org/replica-type in (" + kRoles + ");" +
                 "training.kubeflow.org/job-role in (" + kRoles + ");" +
-                "tf-replica-type in (" + kRoles + ");" +
-                "replica-type in (" + kRoles + ");" +
-                "pytorch-replica-type in (" + kRoles + ");" +
+                "tf-replica-type in (" + kRoles + ");" + "replica-type in (" +
+                kRoles + ");" + "pytorch-replica-type in (" + kRoles + ");" +
                 "mpi-job-role in (" + kRoles + ");" + "job in (" + kRoles +
                 ")");
   EXPECT_EQ(ResolvePeerPodSelectors("", DefaultLabelSchemes()), "");
