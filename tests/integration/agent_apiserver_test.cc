@@ -167,14 +167,26 @@ TEST_F(AgentApiServerTest, BadAnswersAreLoggedAndTheAgentKeepsServing) {
   EXPECT_THAT(log, ::testing::ContainsRegex("JSON|json"));
 }
 
-TEST_F(AgentApiServerTest, NoPeerPodWatchUnlessAskedFor) {
-  ASSERT_TRUE(EventuallyMetrics(
-      port_, [](const std::string& m) { return Has(m, "ctr-ps-0"); }));
-  EXPECT_THAT(*HttpGet(port_, "/metrics"),
-              ::testing::Not(HasSubstr("trainscope_discovery_peer_pods")));
+// The default deployment names peers on other nodes: without any flag the
+// agent watches the training pods of every node by their role labels.
+TEST_F(AgentApiServerTest, PeerPodWatchIsOnByDefault) {
+  ASSERT_TRUE(EventuallyMetrics(port_, [](const std::string& m) {
+    return Has(m, "ctr-ps-0") &&
+           m.find("trainscope_discovery_peer_ready{mode=\"apiserver\"} 1") !=
+               std::string::npos;
+  })) << *HttpGet(port_, "/metrics");
+  bool set_based = false;
   for (const auto& r : api_.requests()) {
-    EXPECT_EQ(r.params.count("labelSelector"), 0u);
+    auto it = r.params.find("labelSelector");
+    if (it == r.params.end()) continue;
+    EXPECT_EQ(r.params.count("fieldSelector"), 0u);  // every node
+    if (it->second ==
+        "training.kubeflow.org/replica-type in "
+        "(chief,evaluator,launcher,master,ps,scheduler,server,worker)") {
+      set_based = true;
+    }
   }
+  EXPECT_TRUE(set_based);
 }
 
 // The peer-pod watch: training pods of every node fill the peer table
@@ -262,11 +274,11 @@ INSTANTIATE_TEST_SUITE_P(
                  {},
                  {"TRAINSCOPE_PEER_PODS_NAMESPACES=research"},
                  1},
-        // Every pod of the namespace, labelled or not.
-        PeerCase{"EveryPodOfNamespace",
-                 {"--peer-pods-selector="},
-                 {"TRAINSCOPE_PEER_PODS_NAMESPACES=training"},
-                 3},
+        // Every pod of the namespaces, labelled or not (plain-0 too).
+        PeerCase{"EveryPodOfNamespaces",
+                 {"--peer-pods-selector", ""},
+                 {"TRAINSCOPE_PEER_PODS_NAMESPACES=research,training"},
+                 4},
         // Both: the selected pods of each namespace.
         PeerCase{"SelectorInNamespaces",
                  {"--peer-pods-namespaces", "research,training",

@@ -123,8 +123,9 @@ TEST(NodeDiagnosisTest, ThrottledPodEntersAndClears) {
   ASSERT_TRUE(metrics);
   EXPECT_THAT(*metrics,
               HasSubstr("trainscope_diagnosis_active{kind=\"cpu_throttled\","
-                        "namespace=\"training\",pod=\"ctr-worker-0\","
-                        "severity=\"warning\",training_job=\"ctr\"} 1"));
+                        "namespace=\"training\",node=\"node-a\","
+                        "pod=\"ctr-worker-0\",severity=\"warning\","
+                        "training_job=\"ctr\"} 1"));
   auto text = HttpGet(port, "/api/v1/report?format=text");
   ASSERT_TRUE(text);
   EXPECT_THAT(*text, HasSubstr("cpu_throttled"));

@@ -90,11 +90,11 @@ TEST_F(HttpRouterTest, ThrowingHandlerIs500) {
 
 TEST(HttpRouterExtraTest, AddingARouteIsOneEntry) {
   std::vector<HttpRoute> routes = AgentRoutes(HttpHandlers{});
-  routes.push_back({"/", [](const HttpRequest&) {
+  routes.push_back({"/extra", [](const HttpRequest&) {
                       return HttpResponse{200, "text/html", "<p>hi</p>"};
                     }});
   HttpRouter router(std::move(routes));
-  EXPECT_EQ(router.Handle(Get("/")).body, "<p>hi</p>");
+  EXPECT_EQ(router.Handle(Get("/extra")).body, "<p>hi</p>");
 }
 
 struct GzipCase {

@@ -98,7 +98,11 @@ TEST(NodeLinkTest, UnknownCapacityOrCountersSayNothing) {
 TEST(NodeLinkTest, LocalPeersAreNotOnTheLink) {
   Window w = TwoPsOnOneNode(55e6);
   auto& t = w.pods[Key("ctr-worker-9")];
-  t.meta = {"training", "ctr-worker-9", "ctr", Role::kWorker, "node-a"};
+  t.meta.namespace_name = "training";
+  t.meta.pod = "ctr-worker-9";
+  t.meta.training_job = "ctr";
+  t.meta.role = Role::kWorker;
+  t.meta.node = "node-a";
   for (double time : {0.0, 5.0, 10.0}) {
     PodPoint p;
     p.t = time;

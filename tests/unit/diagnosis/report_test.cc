@@ -44,6 +44,7 @@ TEST(DiagnosisFamiliesTest, ActiveWhileActiveAndGoneWhenCleared) {
   d.namespace_name = "training";
   d.training_job = "ctr";
   d.pod = "ctr-ps-0";
+  d.node = "node-b";
   std::vector<prometheus::MetricFamily> out;
   AppendDiagnosisFamilies(ctx, {d}, out);
   const auto* active = Find(out, "trainscope_diagnosis_active");
@@ -56,7 +57,8 @@ TEST(DiagnosisFamiliesTest, ActiveWhileActiveAndGoneWhenCleared) {
                                            {"severity", "warning"},
                                            {"namespace", "training"},
                                            {"training_job", "ctr"},
-                                           {"pod", "ctr-ps-0"}}));
+                                           {"pod", "ctr-ps-0"},
+                                           {"node", "node-b"}}));
   const auto* bw = Find(out, "trainscope_pod_bandwidth_limit_bytes_per_second");
   ASSERT_NE(bw, nullptr);
   ASSERT_EQ(bw->metric.size(), 1u);
