@@ -49,9 +49,20 @@ std::string FakeApiServer::url() const {
 
 bool FakeApiServer::running() const { return server_ != nullptr; }
 
+namespace {
+constexpr size_t kWatchThreads = 256;
+}  // namespace
+
 bool FakeApiServer::Start(std::string* error, int port) {
   if (server_) return true;
   auto server = std::make_unique<httplib::Server>();
+  // Every watch holds a server thread for its whole life; agents hold one
+  // watch for their node's pods plus one per peer selector (8 with the
+  // defaults), and a trainsim cluster runs several agents. The real API
+  // server serves thousands of watches, so the pool must not be what limits.
+  server->new_task_queue = [] {
+    return new httplib::ThreadPool(kWatchThreads);
+  };
   InstallHandlers(*server);
   if (port == 0) {
     port_ = server->bind_to_any_port("127.0.0.1");
