@@ -210,6 +210,21 @@ void ApiServerSource::Publish() {
   }
 }
 
+namespace {
+
+// What a peer table holds of a pod did not change (most watch events of
+// other nodes' pods are status updates that change none of it).
+bool SameIdentity(const PodInfo& a, const PodInfo& b) {
+  return a.namespace_name == b.namespace_name && a.name == b.name &&
+         a.node == b.node && a.phase == b.phase && a.pod_ip == b.pod_ip &&
+         a.pod_ips == b.pod_ips && a.host_network == b.host_network &&
+         a.training_job == b.training_job && a.role == b.role &&
+         a.replica_index == b.replica_index && a.job_kind == b.job_kind &&
+         a.framework == b.framework;
+}
+
+}  // namespace
+
 void ApiServerSource::Ingest(PodInfo* pod) const {
   if (!options_.identity_only) return;
   ApplyTrainingIdentity(options_.label_schemes, pod);
@@ -325,13 +340,20 @@ Status ApiServerSource::ApplyEvent(std::string_view line, bool* gone) {
     return Status::Error("watch event " + event.type + ": " + st.message());
   }
   Ingest(&pod);
+  bool changed = true;
   if (event.type == "DELETED") {
-    pods_.erase(pod.uid);
+    changed = pods_.erase(pod.uid) > 0;
+  } else if (auto it = pods_.find(pod.uid);
+             options_.identity_only && it != pods_.end() &&
+             SameIdentity(it->second, pod)) {
+    changed = false;
   } else {
     std::string uid = pod.uid;
     pods_[uid] = std::move(pod);
   }
-  Publish();
+  // A peer table of thousands of pods is copied on every publish: status
+  // updates that change nothing it holds are not published.
+  if (changed) Publish();
   MarkSuccess();
   return Status::Ok();
 }

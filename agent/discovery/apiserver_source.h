@@ -40,6 +40,7 @@ struct ApiServerSourceOptions {
   // Pods per list page (limit/continue), so a cluster-wide list never
   // arrives as one huge answer; 0 = one page.
   int list_page_size = 500;
+
   std::vector<LabelScheme> label_schemes = DefaultLabelSchemes();
   std::chrono::milliseconds backoff_initial{500};
   std::chrono::milliseconds backoff_max{30000};
@@ -78,6 +79,7 @@ class ApiServerSource : public PodSource {
                   std::string* resource_version, std::string* next);
   // Infers and slims a pod as it arrives (identity_only).
   void Ingest(PodInfo* pod) const;
+
   WatchEnd Watch(Status* error);
   Status ApplyEvent(std::string_view line, bool* gone);
   void Publish();
@@ -103,6 +105,7 @@ class ApiServerSource : public PodSource {
 
   // Owned by the worker thread.
   std::map<std::string, PodInfo> pods_;  // by uid
+
   std::string resource_version_;
   bool failing_ = false;  // since the last successful list
   // An API server down for hours must not log every retry.

@@ -397,6 +397,8 @@ void KeepIdentityOnly(PodInfo* pod) {
   slim.training_job = std::move(pod->training_job);
   slim.role = pod->role;
   slim.replica_index = pod->replica_index;
+  slim.job_kind = pod->job_kind;
+  slim.framework = pod->framework;
   *pod = std::move(slim);
 }
 
