@@ -343,9 +343,9 @@ Status ApiServerSource::ApplyEvent(std::string_view line, bool* gone) {
   bool changed = true;
   if (event.type == "DELETED") {
     changed = pods_.erase(pod.uid) > 0;
-  } else if (auto it = pods_.find(pod.uid);
-             options_.identity_only && it != pods_.end() &&
-             SameIdentity(it->second, pod)) {
+  } else if (auto it = pods_.find(pod.uid); options_.identity_only &&
+                                            it != pods_.end() &&
+                                            SameIdentity(it->second, pod)) {
     changed = false;
   } else {
     std::string uid = pod.uid;

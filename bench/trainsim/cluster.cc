@@ -6,15 +6,6 @@
 namespace trainsim {
 namespace {
 
-uint64_t Fnv1a(const std::string& s, uint64_t seed) {
-  uint64_t h = 1469598103934665603ULL ^ seed;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 int NodeIndex(const Scenario& s, const std::string& name) {
   for (size_t i = 0; i < s.nodes.size(); ++i)
     if (s.nodes[i].name == name) return static_cast<int>(i);

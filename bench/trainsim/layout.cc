@@ -7,7 +7,6 @@
 #include "cluster.h"
 
 namespace trainsim {
-namespace {
 
 uint64_t Fnv1a(const std::string& s, uint64_t seed) {
   uint64_t h = 1469598103934665603ULL ^ seed;
@@ -17,6 +16,8 @@ uint64_t Fnv1a(const std::string& s, uint64_t seed) {
   }
   return h;
 }
+
+namespace {
 
 uint64_t SplitMix(uint64_t& state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ULL);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,10 @@ inline constexpr int kPrefixLen = 15;
 // Second group of every trainsim pod uid: <run>-7531-4xxx-axxx-xxxxxxxxxxxx.
 inline constexpr const char* kUidMarker =
     "7531";  // the pods' subnet, 198.18.0.0/15
+
+// FNV-1a of `s` from `seed`: names and layouts derived from the scenario
+// and run id alone, identical in every process of a run.
+uint64_t Fnv1a(const std::string& s, uint64_t seed);
 
 // A run id is 8 lowercase hex digits: it fits interface names (IFNAMSIZ)
 // and doubles as the first group of the pods' UUIDs.

@@ -23,7 +23,7 @@ using std::chrono::seconds;
 const std::string kMetricsBody = [] {
   std::string body;
   for (int i = 0; i < 2000; ++i) {
-    body += "trainscope_test_series{i=\"" + std::to_string(i) + "\"} " +
+    body += "starvation_padding_series{i=\"" + std::to_string(i) + "\"} " +
             std::to_string(i) + "\n";
   }
   return body;
