@@ -99,25 +99,37 @@ Status ForEachSample(const std::string& query, const nlohmann::json& series,
   return Status::Ok();
 }
 
+// The pod a series belongs to, looked up once per series (not per sample:
+// a whole-cluster answer holds millions of samples).
+struct PodSlot {
+  diagnosis::PodMeta* meta = nullptr;
+  std::map<double, PodPoint>* points = nullptr;
+
+  PodPoint& At(double t) const {
+    PodPoint& p = (*points)[t];
+    p.t = t;
+    return p;
+  }
+};
+
 struct Builder {
   Window& w;
   std::map<std::string, std::map<double, PodPoint>> points;
 
-  PodPoint& At(const nlohmann::json& metric, double t) {
-    const std::string key =
-        diagnosis::PodKey(Label(metric, "namespace"), Label(metric, "pod"));
+  PodSlot Slot(const nlohmann::json& metric) {
+    const std::string ns = Label(metric, "namespace");
+    const std::string pod = Label(metric, "pod");
+    const std::string key = diagnosis::PodKey(ns, pod);
     auto& meta = w.pods[key].meta;
-    meta.namespace_name = Label(metric, "namespace");
-    meta.pod = Label(metric, "pod");
+    meta.namespace_name = ns;
+    meta.pod = pod;
     if (meta.training_job.empty()) {
       meta.training_job = Label(metric, "training_job");
     }
     if (meta.role == Role::kUnknown) {
       meta.role = ParseRole(Label(metric, "role")).value_or(Role::kUnknown);
     }
-    PodPoint& p = points[key][t];
-    p.t = t;
-    return p;
+    return {&meta, &points[key]};
   }
 };
 
@@ -173,7 +185,8 @@ Status WindowBuilder::Add(const std::string& name,
       std::function<void(double, double)> fn;
       if (auto f = PodFields().find(name); f != PodFields().end()) {
         Field field = f->second.second;
-        fn = [&, field](double t, double v) { b.At(metric, t).*field = v; };
+        const PodSlot slot = b.Slot(metric);
+        fn = [slot, field](double t, double v) { slot.At(t).*field = v; };
       } else if (name == "info") {
         const std::string uid = Label(metric, "uid");
         const std::string node = Label(metric, "node");
@@ -181,14 +194,12 @@ Status WindowBuilder::Add(const std::string& name,
             ParseJobKind(Label(metric, "job_kind")).value_or(JobKind::kUnknown);
         const Framework framework = ParseFramework(Label(metric, "framework"))
                                         .value_or(Framework::kUnknown);
-        fn = [&, uid, node, kind, framework](double t, double) {
-          b.At(metric, t).instance = uid;
-          auto& meta = w.pods[diagnosis::PodKey(Label(metric, "namespace"),
-                                                Label(metric, "pod"))]
-                           .meta;
-          meta.node = node;
-          meta.job_kind = kind;
-          meta.framework = framework;
+        const PodSlot slot = b.Slot(metric);
+        fn = [slot, uid, node, kind, framework](double t, double) {
+          slot.At(t).instance = uid;
+          slot.meta->node = node;
+          slot.meta->job_kind = kind;
+          slot.meta->framework = framework;
         };
       } else if (name == "peer_rx" || name == "peer_tx") {
         const std::string peer_pod = Label(metric, "peer_pod");
@@ -199,30 +210,30 @@ Status WindowBuilder::Add(const std::string& name,
           w.peer_roles[peer] = *role;
         }
         const bool rx = name == "peer_rx";
-        fn = [&, peer, rx](double t, double v) {
-          auto& c = b.At(metric, t).peers[peer];
+        const PodSlot slot = b.Slot(metric);
+        fn = [slot, peer, rx](double t, double v) {
+          auto& c = slot.At(t).peers[peer];
           (rx ? c.receive_bytes : c.transmit_bytes) += v;
         };
       } else if (name == "gpu") {
         // Per GPU: the pod's containers summed (capped at 1, as the agent
         // does); the mean over the pod's GPUs is taken once all are in.
         const std::string gpu = Label(metric, "gpu");
-        fn = [&, gpu](double t, double v) {
-          const std::string key = diagnosis::PodKey(Label(metric, "namespace"),
-                                                    Label(metric, "pod"));
-          b.At(metric, t);
-          double& slot = gpu_use[key][t][gpu];
-          slot = std::min(1.0, slot + v);
+        const PodSlot slot = b.Slot(metric);
+        auto& use = gpu_use[diagnosis::PodKey(Label(metric, "namespace"),
+                                              Label(metric, "pod"))];
+        fn = [slot, &use, gpu](double t, double v) {
+          slot.At(t);
+          double& sum = use[t][gpu];
+          sum = std::min(1.0, sum + v);
         };
       } else if (name == "bandwidth") {
         const bool rx = Label(metric, "direction") == "receive";
-        fn = [&, rx](double t, double v) {
-          b.At(metric, t);
-          auto& meta = w.pods[diagnosis::PodKey(Label(metric, "namespace"),
-                                                Label(metric, "pod"))]
-                           .meta;
-          (rx ? meta.ingress_limit_bytes_per_second
-              : meta.egress_limit_bytes_per_second) = v;
+        const PodSlot slot = b.Slot(metric);
+        fn = [slot, rx](double t, double v) {
+          slot.At(t);
+          (rx ? slot.meta->ingress_limit_bytes_per_second
+              : slot.meta->egress_limit_bytes_per_second) = v;
         };
       } else if (name == "node_cpus" || name == "nic_speed") {
         const std::string node = Label(metric, "node");
@@ -272,6 +283,9 @@ Window WindowBuilder::Finish() {
   for (auto& [node, by_time] : nic_points) {
     for (auto& [time, p] : by_time) w.node_points[node].push_back(p);
   }
+  // A series without a finite sample names a pod it says nothing about.
+  std::erase_if(w.pods,
+                [](const auto& entry) { return entry.second.points.empty(); });
   Window out = std::move(w);
   state_ = std::make_unique<State>();
   return out;

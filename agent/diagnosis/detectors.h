@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include "diagnosis/diagnosis.h"
@@ -9,11 +11,34 @@
 
 namespace trainscope::diagnosis {
 
+// Stats computed on first use. The baseline (the whole history) costs as
+// much as the rest of an evaluation, and only two detectors read it, for a
+// few pods: the cluster view's replay evaluates 40 times per report.
+class LazyStats {
+ public:
+  // Already computed (tests, the agent's single evaluation).
+  LazyStats(const WindowStats& ready) : ready_(&ready) {}  // NOLINT: implicit
+  explicit LazyStats(std::function<WindowStats()> compute)
+      : compute_(std::move(compute)) {}
+
+  const WindowStats& get() const {
+    if (ready_) return *ready_;
+    if (!value_) value_ = compute_();
+    return *value_;
+  }
+
+ private:
+  const WindowStats* ready_ = nullptr;
+  std::function<WindowStats()> compute_;
+  mutable std::optional<WindowStats> value_;
+};
+
 // Everything a detector may look at for one evaluation. Detectors are pure:
 // same input, same findings.
 struct DetectorInput {
-  const WindowStats& recent;            // the evaluation window
-  const WindowStats& baseline;          // the longer history (input_io_bound)
+  const WindowStats& recent;  // the evaluation window
+  // The longer history (input_io_bound, allreduce_slow_link).
+  LazyStats baseline;
   const std::vector<JobTraffic>& jobs;  // PS traffic of `recent`
   // PS traffic over the straggler window (StragglerSettings::window_samples,
   // never shorter than `recent`).
