@@ -18,10 +18,21 @@ struct PromQuery {
   std::string promql;
 };
 
+// Label matchers for a namespace and/or a training job ("" = all; both ""
+// gives "").
+std::string FilterMatchers(const std::string& namespace_name,
+                           const std::string& training_job);
+
 // The queries for the agents' series, filtered to a namespace and/or a
 // training job when given ("" = all).
 std::vector<PromQuery> ClusterQueries(const std::string& namespace_name,
                                       const std::string& training_job);
+// The queries for the pod series matching any of the matcher lists (a
+// batch, report_batches.h; {""} = every pod): one query per pod metric and
+// matcher list, several answers for one name add up. Node series are never
+// filtered: every batch judges its pods' nodes whole.
+std::vector<PromQuery> ClusterQueries(
+    const std::vector<std::string>& matcher_sets);
 
 // Rebuilds the detector window one `data.result` matrix of
 // /api/v1/query_range at a time (keyed by PromQuery::name), so each answer

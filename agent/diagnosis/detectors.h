@@ -61,6 +61,13 @@ void DetectMemoryPressure(const DetectorInput& in, const MemorySettings& s,
                           std::vector<Finding>& out);
 void DetectInputIoBound(const DetectorInput& in, const InputIoSettings& s,
                         std::vector<Finding>& out);
+// The cluster view evaluates a large cluster in batches of whole jobs
+// (agent/cli/report_batches.h); each batch names only its own pods on a
+// node's link. Merges the node-level network_saturated diagnoses of a node
+// into one listing the busiest pods of all batches, and drops them where a
+// pod-level one on the node's NIC says one pod fills the link.
+std::vector<Diagnosis> MergeNodeLinkDiagnoses(std::vector<Diagnosis> all,
+                                              const NetworkSettings& s);
 void DetectGpuUnderutilized(const DetectorInput& in, const GpuSettings& s,
                             std::vector<Finding>& out);
 void DetectAllreduceStraggler(const DetectorInput& in,
