@@ -57,8 +57,8 @@ const std::map<std::string, std::pair<std::string, Field>>& PodFields() {
 
 // Adds the namespace / training_job matchers to a selector.
 std::string Select(const std::string& metric, const std::string& ns,
-                   const std::string& job) {
-  std::string matchers;
+                   const std::string& job, const std::string& extra = "") {
+  std::string matchers = extra;
   auto add = [&](const std::string& label, const std::string& value) {
     if (value.empty()) return;
     if (!matchers.empty()) matchers += ",";
@@ -124,7 +124,13 @@ struct Builder {
 }  // namespace
 
 std::vector<PromQuery> ClusterQueries(const std::string& ns,
-                                      const std::string& job) {
+                                      const std::string& job,
+                                      const std::string& extra) {
+  // Every query below takes the --selector matchers too.
+  auto Select = [&extra](const std::string& metric, const std::string& n,
+                         const std::string& j) {
+    return cli::Select(metric, n, j, extra);
+  };
   std::vector<PromQuery> out;
   for (const auto& [name, field] : PodFields()) {
     out.push_back({name, Select(field.first, ns, job)});
@@ -139,11 +145,18 @@ std::vector<PromQuery> ClusterQueries(const std::string& ns,
   out.push_back(
       {"bandwidth",
        Select("trainscope_pod_bandwidth_limit_bytes_per_second", ns, job)});
-  // Node series carry no pod labels: never filtered.
-  out.push_back({"node_cpus", "trainscope_node_cpu_count"});
-  out.push_back({"nic_speed", "trainscope_node_network_speed_bytes"});
-  out.push_back({"nic_rx", "trainscope_node_network_receive_bytes_total"});
-  out.push_back({"nic_tx", "trainscope_node_network_transmit_bytes_total"});
+  // Node series carry no pod labels: never filtered by namespace or job.
+  // trainscope_node_cpu_count is the deprecated name that agents of the
+  // previous release export: `or` keeps it only where the new one is absent.
+  out.push_back({"node_cpus", Select("trainscope_node_cpus", "", "") + " or " +
+                                  Select("trainscope_node_cpu_count", "", "")});
+  out.push_back(
+      {"nic_speed", Select("trainscope_node_network_speed_bytes", "", "")});
+  out.push_back({"nic_rx", Select("trainscope_node_network_receive_bytes_total",
+                                  "", "")});
+  out.push_back(
+      {"nic_tx",
+       Select("trainscope_node_network_transmit_bytes_total", "", "")});
   return out;
 }
 

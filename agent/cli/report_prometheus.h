@@ -19,9 +19,11 @@ struct PromQuery {
 };
 
 // The queries for the agents' series, filtered to a namespace and/or a
-// training job when given ("" = all).
+// training job when given ("" = all); `extra_matchers` (checked label
+// matchers, comma-separated, from --selector) go into every query.
 std::vector<PromQuery> ClusterQueries(const std::string& namespace_name,
-                                      const std::string& training_job);
+                                      const std::string& training_job,
+                                      const std::string& extra_matchers = "");
 
 // Rebuilds the detector window one `data.result` matrix of
 // /api/v1/query_range at a time (keyed by PromQuery::name), so each answer
