@@ -83,6 +83,11 @@ TEST_P(GoldenTest, MetricsMatchGolden) {
        (host / "sys" / "fs" / "cgroup").string(),
        "--flows",
        "off",
+       // Every fixture pod, so each cgroup layout's non-training pods
+       // (BestEffort, Burstable) stay pinned; the default filter has its
+       // own test (pod_filter_test.cc).
+       "--pod-filter",
+       "all",
        "--nvml-library",
        gpu ? TRAINSCOPE_FAKE_NVML : "/nonexistent/libnvidia-ml.so.1"},
       {"TRAINSCOPE_FAKE_NVML_CONFIG=" + nvml_json.string()});
