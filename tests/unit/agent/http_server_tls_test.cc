@@ -5,6 +5,7 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "http_server.h"
@@ -151,6 +152,23 @@ TEST_F(HttpServerTlsTest, OptionalClientCertificateMustVerifyWhenGiven) {
   auto stranger =
       Client(files_->stranger_cert, files_->stranger_key)->Get("/metrics");
   EXPECT_TRUE(!stranger || stranger->status == 403);
+}
+
+// min_version: checked with the openssl command, which can pin a version.
+TEST_F(HttpServerTlsTest, MinVersionRefusesOlderProtocols) {
+  auto handshake = [this](const char* version) {
+    const std::string cmd = "openssl s_client -connect 127.0.0.1:" +
+                            std::to_string(server_->port()) + " " + version +
+                            " -CAfile " + files_->ca_cert +
+                            " -verify_return_error </dev/null >/dev/null 2>&1";
+    return std::system(cmd.c_str()) == 0;
+  };
+  Start(std::string(kTls) + "  min_version: TLS13\n");
+  EXPECT_TRUE(handshake("-tls1_3"));
+  EXPECT_FALSE(handshake("-tls1_2"));
+  server_->Stop();
+  Start(kTls);  // default TLS12
+  EXPECT_TRUE(handshake("-tls1_2"));
 }
 
 }  // namespace
