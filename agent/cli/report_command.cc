@@ -1,6 +1,7 @@
 // trainscope report --agent URL | --prometheus URL [--namespace NS]
 //                   [--job NAME] [--range S] [--step S] [--end T]
-//                   [--json | --html FILE]
+//                   [--selector M]... [--bearer-token-file F] [--ca-file F]
+//                   [--header 'N: V']... [--json | --html FILE]
 // The node view is the agent's own report; the cluster view rebuilds the
 // windows from Prometheus and runs the same detectors over every node.
 #include <spdlog/spdlog.h>
@@ -21,6 +22,7 @@
 #include "cli/report_batches.h"
 #include "cli/report_http.h"
 #include "cli/report_prometheus.h"
+#include "cli/report_selector.h"
 #include "diagnosis/analysis.h"
 #include "report_page/page.h"
 #include "trainscope/time_format.h"
@@ -40,6 +42,8 @@ struct ReportFlags {
   double step_seconds = 15;
   double end_unix_seconds = 0;  // 0 = now
   size_t batch_pods = 2000;     // 0 = the whole cluster in one window
+  cli::HttpClientFlags client;  // --bearer-token-file, --ca-file, --header
+  std::vector<std::string> selectors;  // --selector
 };
 
 int Fail(const std::string& message, int code = 1) {
@@ -99,6 +103,9 @@ int AgentReport(const ReportFlags& flags) {
   cli::HttpTarget target;
   if (Status s = cli::ParseHttpUrl(flags.agent, &target); !s.ok()) {
     return Fail("--agent: " + s.message(), 2);
+  }
+  if (Status s = cli::ApplyHttpClientFlags(flags.client, &target); !s.ok()) {
+    return Fail(s.message(), 2);
   }
   nlohmann::json report;
   if (Status s = cli::GetJson(target, "/api/v1/report", {}, &report); !s.ok()) {
@@ -199,12 +206,14 @@ Status PlanClusterBatches(const cli::HttpTarget& target,
 // once added), replayed through the detectors.
 Status EvaluateBatch(const cli::HttpTarget& target, const ReportFlags& flags,
                      const cli::Batch& batch, double end,
+                     const std::string& extra_matchers,
                      ClusterEvaluation* out) {
   cli::WindowBuilder builder;
   // Two steps without a sample: the agent is down or unreachable, so its
   // pods are judged on what it sent before (a scrape may lag one step).
   const double grace = std::max(2 * flags.step_seconds, 30.0);
-  for (const auto& q : cli::ClusterQueries(batch.matcher_sets)) {
+  for (const auto& q :
+       cli::ClusterQueries(batch.matcher_sets, extra_matchers)) {
     nlohmann::json result;
     if (Status s = QueryPrometheus(
             target, flags.prometheus, "/api/v1/query_range",
@@ -278,6 +287,14 @@ int PrometheusReport(const ReportFlags& flags) {
   if (Status s = cli::ParseHttpUrl(flags.prometheus, &target); !s.ok()) {
     return Fail("--prometheus: " + s.message(), 2);
   }
+  if (Status s = cli::ApplyHttpClientFlags(flags.client, &target); !s.ok()) {
+    return Fail(s.message(), 2);
+  }
+  std::string extra_matchers;
+  if (Status s = cli::ParseSelectors(flags.selectors, &extra_matchers);
+      !s.ok()) {
+    return Fail("--selector " + s.message(), 2);
+  }
   auto now = std::chrono::system_clock::now();
   if (flags.end_unix_seconds > 0) {
     now = std::chrono::system_clock::time_point(
@@ -340,6 +357,20 @@ int RunReportCommand(int argc, char** argv) {
                     ->group("");
   saved->excludes(agent);
   saved->excludes(prom);
+  app.add_option("--bearer-token-file", flags.client.bearer_token_file,
+                 "Send 'Authorization: Bearer <the file's token>' (an "
+                 "authenticating proxy, an agent's --web-config-file)");
+  app.add_option("--ca-file", flags.client.ca_file,
+                 "CA bundle (PEM) that signs the https server's certificate "
+                 "(default: the system's CAs)");
+  app.add_option("--header", flags.client.headers,
+                 "Extra request header 'Name: value', repeatable (e.g. "
+                 "'X-Scope-OrgID: team-a' for Mimir/Cortex/Thanos tenants)");
+  app.add_option("--selector", flags.selectors,
+                 "Label matchers added to every cluster-view query, "
+                 "repeatable (e.g. 'cluster=\"a\"' when one Prometheus holds "
+                 "several clusters)")
+      ->needs(prom);
   app.add_option("--namespace", flags.namespace_name, "Only this namespace");
   app.add_option("--job", flags.job, "Only this training job");
   app.add_option("--range", flags.range_seconds,

@@ -125,8 +125,9 @@ struct Builder {
 
 }  // namespace
 
-std::string FilterMatchers(const std::string& ns, const std::string& job) {
-  std::string matchers;
+std::string FilterMatchers(const std::string& ns, const std::string& job,
+                           const std::string& extra) {
+  std::string matchers = extra;
   auto add = [&](const std::string& label, const std::string& value) {
     if (value.empty()) return;
     if (!matchers.empty()) matchers += ",";
@@ -139,12 +140,14 @@ std::string FilterMatchers(const std::string& ns, const std::string& job) {
 }
 
 std::vector<PromQuery> ClusterQueries(const std::string& ns,
-                                      const std::string& job) {
-  return ClusterQueries({FilterMatchers(ns, job)});
+                                      const std::string& job,
+                                      const std::string& extra) {
+  return ClusterQueries({FilterMatchers(ns, job, extra)}, extra);
 }
 
 std::vector<PromQuery> ClusterQueries(
-    const std::vector<std::string>& matcher_sets) {
+    const std::vector<std::string>& matcher_sets,
+    const std::string& node_matchers) {
   std::vector<PromQuery> out;
   // One query per matcher list, not one `or` of them: Prometheus matches
   // the label sets of both sides of every `or` at every step, which took
@@ -161,11 +164,19 @@ std::vector<PromQuery> ClusterQueries(
   pods("peer_tx", "trainscope_peer_transmit_bytes_total");
   pods("gpu", "trainscope_pod_gpu_utilization_ratio");
   pods("bandwidth", "trainscope_pod_bandwidth_limit_bytes_per_second");
-  // Node series carry no pod labels: never filtered.
-  out.push_back({"node_cpus", "trainscope_node_cpu_count"});
-  out.push_back({"nic_speed", "trainscope_node_network_speed_bytes"});
-  out.push_back({"nic_rx", "trainscope_node_network_receive_bytes_total"});
-  out.push_back({"nic_tx", "trainscope_node_network_transmit_bytes_total"});
+  // Node series carry no pod labels: never filtered by pod.
+  auto node = [&](const std::string& metric) {
+    return Select(metric, node_matchers);
+  };
+  // trainscope_node_cpu_count is the deprecated name that agents of the
+  // previous release export: `or` keeps it only where the new one is absent.
+  out.push_back({"node_cpus", node("trainscope_node_cpus") + " or " +
+                                  node("trainscope_node_cpu_count")});
+  out.push_back({"nic_speed", node("trainscope_node_network_speed_bytes")});
+  out.push_back(
+      {"nic_rx", node("trainscope_node_network_receive_bytes_total")});
+  out.push_back(
+      {"nic_tx", node("trainscope_node_network_transmit_bytes_total")});
   return out;
 }
 
