@@ -179,8 +179,10 @@ struct ClusterEvaluation {
 // whole jobs and loose pods `--batch-pods` at a time (report_batches.h).
 Status PlanClusterBatches(const cli::HttpTarget& target,
                           const ReportFlags& flags, double end,
+                          const std::string& extra_matchers,
                           std::vector<cli::Batch>* batches) {
-  const std::string base = cli::FilterMatchers(flags.namespace_name, flags.job);
+  const std::string base =
+      cli::FilterMatchers(flags.namespace_name, flags.job, extra_matchers);
   if (flags.batch_pods == 0) {
     *batches = {cli::Batch{{base}, 0}};
     return Status::Ok();
@@ -304,12 +306,16 @@ int PrometheusReport(const ReportFlags& flags) {
   const double end =
       std::chrono::duration<double>(now.time_since_epoch()).count();
   std::vector<cli::Batch> batches;
-  if (Status s = PlanClusterBatches(target, flags, end, &batches); !s.ok()) {
+  if (Status s =
+          PlanClusterBatches(target, flags, end, extra_matchers, &batches);
+      !s.ok()) {
     return Fail(s.message());
   }
   ClusterEvaluation eval;
   for (const auto& batch : batches) {
-    if (Status s = EvaluateBatch(target, flags, batch, end, &eval); !s.ok()) {
+    if (Status s =
+            EvaluateBatch(target, flags, batch, end, extra_matchers, &eval);
+        !s.ok()) {
       return Fail(s.message());
     }
   }

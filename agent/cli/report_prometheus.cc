@@ -142,7 +142,8 @@ std::string FilterMatchers(const std::string& ns, const std::string& job,
 std::vector<PromQuery> ClusterQueries(const std::string& ns,
                                       const std::string& job,
                                       const std::string& extra) {
-  return ClusterQueries({FilterMatchers(ns, job, extra)}, extra);
+  return ClusterQueries(
+      std::vector<std::string>{FilterMatchers(ns, job, extra)}, extra);
 }
 
 std::vector<PromQuery> ClusterQueries(
