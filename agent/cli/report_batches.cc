@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
+
+#include "trainscope/pod.h"
 
 namespace trainscope::cli {
 namespace {
@@ -26,20 +29,22 @@ struct NamespacePart {
 };
 
 struct Planner {
-  size_t max_pods;
+  size_t max_series;
   std::string base;
   std::map<std::string, size_t> loose_in_namespace;  // for the whole cluster
   std::vector<Batch> batches;
   std::map<std::string, NamespacePart> current;
   size_t current_pods = 0;
+  size_t current_series = 0;
 
   void Add(const std::string& ns, const std::string& job,
-           const std::vector<std::string>& loose, size_t pods) {
-    if (current_pods > 0 && current_pods + pods > max_pods) Flush();
+           const std::vector<std::string>& loose, size_t pods, size_t series) {
+    if (current_pods > 0 && current_series + series > max_series) Flush();
     NamespacePart& part = current[ns];
     if (!job.empty()) part.jobs.push_back(job);
     part.loose_pods.insert(part.loose_pods.end(), loose.begin(), loose.end());
     current_pods += pods;
+    current_series += series;
   }
 
   std::string WithBase(const std::string& matchers) const {
@@ -50,6 +55,7 @@ struct Planner {
     if (current_pods == 0) return;
     Batch batch;
     batch.pods = current_pods;
+    batch.estimated_series = current_series;
     // Namespaces whose loose pods are all in this batch: one matcher.
     std::vector<std::string> whole_namespaces;
     for (const auto& [ns, part] : current) {
@@ -82,6 +88,7 @@ struct Planner {
     batches.push_back(std::move(batch));
     current.clear();
     current_pods = 0;
+    current_series = 0;
   }
 };
 
@@ -89,7 +96,7 @@ struct Planner {
 
 std::string PodRosterQuery(const std::string& matchers, double range_seconds) {
   return fmt::format(
-      "group by (namespace, pod, training_job) "
+      "group by (namespace, pod, training_job, role) "
       "(max_over_time(trainscope_pod_info{{{}}}[{}s]))",
       matchers, static_cast<long long>(range_seconds));
 }
@@ -107,7 +114,7 @@ Status PodRefsFromVector(const nlohmann::json& result,
     }
     const auto& metric = series["metric"];
     PodRef ref{Label(metric, "namespace"), Label(metric, "pod"),
-               Label(metric, "training_job")};
+               Label(metric, "training_job"), Label(metric, "role")};
     if (ref.pod.empty()) continue;  // not a pod series: nothing to cut
     pods->push_back(std::move(ref));
   }
@@ -127,24 +134,46 @@ std::string ExactAlternatives(const std::vector<std::string>& names) {
   return out;
 }
 
-std::vector<Batch> PlanBatches(const std::vector<PodRef>& pods, size_t max_pods,
-                               const std::string& base) {
+size_t EstimatedJobSeries(size_t pods, size_t workers, size_t ps) {
+  const size_t pairs = ps > 0 ? workers * ps : 2 * workers;
+  return pods * kSeriesPerPod + pairs * kSeriesPerPeerPair;
+}
+
+std::vector<Batch> PlanBatches(const std::vector<PodRef>& pods,
+                               size_t max_series, const std::string& base) {
+  struct JobSize {
+    size_t pods = 0, workers = 0, ps = 0;
+  };
   // Jobs and loose pods per namespace, in name order (stable batches).
-  std::map<std::string, std::map<std::string, size_t>> jobs;
+  std::map<std::string, std::map<std::string, JobSize>> jobs;
   std::map<std::string, std::set<std::string>> loose;
   std::set<std::pair<std::string, std::string>> seen;
   for (const auto& p : pods) {
     if (!seen.insert({p.namespace_name, p.pod}).second) continue;
     if (p.training_job.empty()) {
       loose[p.namespace_name].insert(p.pod);
-    } else {
-      ++jobs[p.namespace_name][p.training_job];
+      continue;
+    }
+    JobSize& job = jobs[p.namespace_name][p.training_job];
+    ++job.pods;
+    const std::optional<Role> role = ParseRole(p.role);
+    if (role == Role::kPs) ++job.ps;
+    if (role == Role::kWorker || role == Role::kChief ||
+        role == Role::kMaster) {
+      ++job.workers;
     }
   }
-  if (seen.size() <= max_pods) {
-    return {Batch{{base}, seen.size()}};
+  size_t total = 0;
+  for (const auto& [ns, by_job] : jobs) {
+    for (const auto& [job, size] : by_job) {
+      total += EstimatedJobSeries(size.pods, size.workers, size.ps);
+    }
   }
-  Planner planner{max_pods, base, {}, {}, {}, 0};
+  for (const auto& [ns, names] : loose) total += names.size() * kSeriesPerPod;
+  if (total <= max_series) {
+    return {Batch{{base}, seen.size(), total}};
+  }
+  Planner planner{max_series, base, {}, {}, {}, 0, 0};
   for (const auto& [ns, names] : loose) {
     planner.loose_in_namespace[ns] = names.size();
   }
@@ -153,12 +182,15 @@ std::vector<Batch> PlanBatches(const std::vector<PodRef>& pods, size_t max_pods,
   for (const auto& [ns, _] : loose) namespaces.insert(ns);
   for (const auto& ns : namespaces) {
     if (auto it = jobs.find(ns); it != jobs.end()) {
-      for (const auto& [job, count] : it->second) {
-        planner.Add(ns, job, {}, count);
+      for (const auto& [job, size] : it->second) {
+        planner.Add(ns, job, {}, size.pods,
+                    EstimatedJobSeries(size.pods, size.workers, size.ps));
       }
     }
     if (auto it = loose.find(ns); it != loose.end()) {
-      for (const auto& pod : it->second) planner.Add(ns, "", {pod}, 1);
+      for (const auto& pod : it->second) {
+        planner.Add(ns, "", {pod}, 1, kSeriesPerPod);
+      }
     }
   }
   planner.Flush();

@@ -21,7 +21,21 @@ struct PodRef {
   std::string namespace_name;
   std::string pod;
   std::string training_job;  // "" = no job
+  std::string role;          // the `role` label ("" = none)
 };
+
+// What a batch's answers weigh, in series: every pod has about this many
+// (its pod series, pod_info, the unknown-peer pair), and each PS-worker pair
+// of a job four more (both directions, seen from both ends). A 200 x 20 PS
+// job is 3,520 pod series but 16,000 peer series: pods alone do not bound
+// a batch (docs/performance.md).
+inline constexpr size_t kSeriesPerPod = 16;
+inline constexpr size_t kSeriesPerPeerPair = 4;
+
+// The series a job of these pods is expected to have: pod series, plus the
+// worker-PS pairs of a PS job or each worker's two ring neighbours of an
+// allreduce job.
+size_t EstimatedJobSeries(size_t pods, size_t workers, size_t ps);
 
 // One instant query listing the pods with agent series in the last
 // `range_seconds` before its evaluation time; `matchers` are added to the
@@ -37,6 +51,7 @@ struct Batch {
   // when it matches any of them. {""} = every series.
   std::vector<std::string> matcher_sets;
   size_t pods = 0;
+  size_t estimated_series = 0;
 };
 
 // Cuts the pods into batches of at most `max_pods` pods, never splitting a

@@ -41,7 +41,7 @@ struct ReportFlags {
   double range_seconds = 600;
   double step_seconds = 15;
   double end_unix_seconds = 0;  // 0 = now
-  size_t batch_pods = 2000;     // 0 = the whole cluster in one window
+  size_t batch_series = 50000;  // 0 = the whole cluster in one window
   cli::HttpClientFlags client;  // --bearer-token-file, --ca-file, --header
   std::vector<std::string> selectors;  // --selector
 };
@@ -176,14 +176,15 @@ struct ClusterEvaluation {
 };
 
 // The batches to read: the whole cluster at once when it is small, else
-// whole jobs and loose pods `--batch-pods` at a time (report_batches.h).
+// whole jobs and loose pods of about `--batch-series` series at a time
+// (report_batches.h).
 Status PlanClusterBatches(const cli::HttpTarget& target,
                           const ReportFlags& flags, double end,
                           const std::string& extra_matchers,
                           std::vector<cli::Batch>* batches) {
   const std::string base =
       cli::FilterMatchers(flags.namespace_name, flags.job, extra_matchers);
-  if (flags.batch_pods == 0) {
+  if (flags.batch_series == 0) {
     *batches = {cli::Batch{{base}, 0}};
     return Status::Ok();
   }
@@ -200,7 +201,7 @@ Status PlanClusterBatches(const cli::HttpTarget& target,
   if (Status s = cli::PodRefsFromVector(roster, &pods); !s.ok()) {
     return Status::Error(flags.prometheus + ": " + s.message());
   }
-  *batches = cli::PlanBatches(pods, flags.batch_pods, base);
+  *batches = cli::PlanBatches(pods, flags.batch_series, base);
   return Status::Ok();
 }
 
@@ -390,9 +391,9 @@ int RunReportCommand(int argc, char** argv) {
                  "End of the evaluated range in Unix seconds, to look at the "
                  "past (with --prometheus; default now)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--batch-pods", flags.batch_pods,
-                 "Read a large cluster this many pods at a time, whole "
-                 "training jobs per batch, to bound memory (with "
+  app.add_option("--batch-series", flags.batch_series,
+                 "Read a large cluster in batches of whole training jobs of "
+                 "about this many series each, to bound memory (with "
                  "--prometheus; 0 = all at once)")
       ->capture_default_str();
   auto* json = app.add_flag("--json", flags.json, "Print the report JSON");

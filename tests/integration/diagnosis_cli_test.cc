@@ -216,7 +216,7 @@ TEST(ReportAnswersTest, JsonThatIsNoReport) {
   auto p = Report({"--prometheus", server.url()});
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_THAT(p.err, HasSubstr("gave no vector for group by"));
-  auto one_window = Report({"--prometheus", server.url(), "--batch-pods", "0"});
+  auto one_window = Report({"--prometheus", server.url(), "--batch-series", "0"});
   EXPECT_EQ(one_window.exit_code, 1);
   EXPECT_THAT(one_window.err, HasSubstr("gave no matrix"));
 }
