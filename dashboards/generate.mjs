@@ -320,12 +320,17 @@ function prometheusRule() {
     YAML.stringify(doc, { lineWidth: 0, blockQuote: "literal" });
 }
 
-const outputs = {
-  "dashboards/trainscope-training-job.json": JSON.stringify(trainingJob(), null, 2) + "\n",
-  "dashboards/trainscope-cluster-overview.json": JSON.stringify(clusterOverview(), null, 2) + "\n",
-  "dashboards/trainscope-agent-health.json": JSON.stringify(agentHealth(), null, 2) + "\n",
-  "daemonset/base/prometheusrule.yaml": prometheusRule(),
+const dashboards = {
+  "trainscope-training-job.json": JSON.stringify(trainingJob(), null, 2) + "\n",
+  "trainscope-cluster-overview.json": JSON.stringify(clusterOverview(), null, 2) + "\n",
+  "trainscope-agent-health.json": JSON.stringify(agentHealth(), null, 2) + "\n",
 };
+const outputs = { "daemonset/base/prometheusrule.yaml": prometheusRule() };
+for (const [name, text] of Object.entries(dashboards)) {
+  outputs[`dashboards/${name}`] = text;
+  // kustomize's configMapGenerator reads files below its own directory only.
+  outputs[`daemonset/components/grafana-dashboards/${name}`] = text;
+}
 
 const check = process.argv.includes("--check");
 let stale = 0;
