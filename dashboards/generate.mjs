@@ -1,14 +1,20 @@
 #!/usr/bin/env node
-// Generates the Grafana dashboards (dashboards/*.json) and the Prometheus
-// Operator PrometheusRule (daemonset/base/prometheusrule.yaml, from
-// dashboards/alerts.yaml). The generated files are committed so users can
-// import or apply them directly.
+// Generates, from the mixin sources and the settings of dashboards/mixin.yaml
+// (selector, cluster label, runbook URL pattern; docs/dashboards.md):
+// - the Grafana dashboards (dashboards/*.json, and copies for kustomize's
+//   configMapGenerator in daemonset/components/grafana-dashboards/),
+// - the rules file dashboards/alerts.yaml (from dashboards/alerts.src.yaml)
+//   and the Prometheus Operator PrometheusRule daemonset/base/prometheusrule.yaml.
+// The generated files are committed so users can import or apply them.
 //
 //   node dashboards/generate.mjs          # rewrite the generated files
 //   node dashboards/generate.mjs --check  # exit 1 when one is out of date
+//   node dashboards/generate.mjs --config my-mixin.yaml --out DIR
+//                                         # your settings: alerts.yaml,
+//                                         # prometheusrule.yaml, *.json in DIR
 //
 // Needs the `yaml` package: `npm ci --prefix tests/deploy` (tests/deploy/package.json).
-import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import { readFileSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
@@ -16,6 +22,27 @@ import { createRequire } from "node:module";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(join(root, "tests/deploy/package.json"));
 const YAML = require("yaml");
+
+const argValue = (name) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const configPath = argValue("--config");
+const outDir = argValue("--out");
+const defaults = YAML.parse(readFileSync(join(root, "dashboards/mixin.yaml"), "utf8"));
+const config = { ...defaults, ...(configPath ? YAML.parse(readFileSync(configPath, "utf8")) : {}) };
+for (const key of ["selector", "clusterLabel", "runbookURLPattern"]) {
+  if (typeof config[key] !== "string" || !config[key]) {
+    console.error(`generate: mixin setting "${key}" must be a non-empty string (dashboards/mixin.yaml)`);
+    process.exit(2);
+  }
+}
+if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(config.clusterLabel)) {
+  console.error(`generate: clusterLabel "${config.clusterLabel}" is not a Prometheus label name`);
+  process.exit(2);
+}
+const SEL = config.selector;
+const CL = config.clusterLabel;
 
 const DS = { type: "prometheus", uid: "${datasource}" };
 
@@ -303,9 +330,36 @@ function agentHealth() {
     ["node"], panels);
 }
 
-// ---------------------------------------------------------- PrometheusRule
-function prometheusRule() {
-  const rules = YAML.parse(readFileSync(join(root, "dashboards/alerts.yaml"), "utf8"));
+// ---------------------------------------------------------- rules
+// alerts.src.yaml with the mixin settings filled in: a plain rules file,
+// comments kept. %(runbookURL)s takes the name of the alert it belongs to.
+function renderRules() {
+  const src = readFileSync(join(root, "dashboards/alerts.src.yaml"), "utf8");
+  const body = src.slice(src.indexOf("\ngroups:\n") + 1);
+  let alert = null;
+  const lines = body.split("\n").map((line) => {
+    const m = line.match(/^\s*- alert: (\S+)/);
+    if (m) alert = m[1];
+    if (line.includes("%(runbookURL)s") && !alert) throw new Error("runbook_url outside an alert in alerts.src.yaml");
+    return line
+      .replaceAll("%(selector)s", SEL)
+      .replaceAll("%(clusterLabel)s", CL)
+      .replaceAll("%(runbookURL)s", () => config.runbookURLPattern.replace("%s", alert.toLowerCase()));
+  });
+  const left = lines.join("\n").match(/%\([a-zA-Z]+\)s/);
+  if (left) throw new Error(`alerts.src.yaml: unknown placeholder ${left[0]}`);
+  return `# GENERATED from dashboards/alerts.src.yaml by \`node dashboards/generate.mjs\` with
+# the settings of ${configPath ? configPath : "dashboards/mixin.yaml"}; do not edit (docs/dashboards.md, "Rules").
+#
+#   promtool check rules dashboards/alerts.yaml
+#   promtool test rules dashboards/alerts_test.yaml
+#
+# Scrape job selector: ${SEL}; cluster label: ${CL}.
+` + lines.join("\n");
+}
+
+function prometheusRule(rulesText) {
+  const rules = YAML.parse(rulesText);
   const doc = {
     apiVersion: "monitoring.coreos.com/v1",
     kind: "PrometheusRule",
@@ -316,26 +370,37 @@ function prometheusRule() {
     },
     spec: { groups: rules.groups },
   };
-  return "# GENERATED from dashboards/alerts.yaml by `node dashboards/generate.mjs`; do not edit.\n" +
+  return "# GENERATED from dashboards/alerts.src.yaml by `node dashboards/generate.mjs`; do not edit.\n" +
     YAML.stringify(doc, { lineWidth: 0, blockQuote: "literal" });
 }
 
+const rulesText = renderRules();
 const dashboards = {
   "trainscope-training-job.json": JSON.stringify(trainingJob(), null, 2) + "\n",
   "trainscope-cluster-overview.json": JSON.stringify(clusterOverview(), null, 2) + "\n",
   "trainscope-agent-health.json": JSON.stringify(agentHealth(), null, 2) + "\n",
 };
-const outputs = { "daemonset/base/prometheusrule.yaml": prometheusRule() };
-for (const [name, text] of Object.entries(dashboards)) {
-  outputs[`dashboards/${name}`] = text;
-  // kustomize's configMapGenerator reads files below its own directory only.
-  outputs[`daemonset/components/grafana-dashboards/${name}`] = text;
+const outputs = {};
+if (outDir) {
+  // Your settings: everything in one directory, nothing in the repository.
+  mkdirSync(outDir, { recursive: true });
+  outputs["alerts.yaml"] = rulesText;
+  outputs["prometheusrule.yaml"] = prometheusRule(rulesText);
+  Object.assign(outputs, dashboards);
+} else {
+  outputs["dashboards/alerts.yaml"] = rulesText;
+  outputs["daemonset/base/prometheusrule.yaml"] = prometheusRule(rulesText);
+  for (const [name, text] of Object.entries(dashboards)) {
+    outputs[`dashboards/${name}`] = text;
+    // kustomize's configMapGenerator reads files below its own directory only.
+    outputs[`daemonset/components/grafana-dashboards/${name}`] = text;
+  }
 }
 
 const check = process.argv.includes("--check");
 let stale = 0;
 for (const [rel, text] of Object.entries(outputs)) {
-  const path = join(root, rel);
+  const path = join(outDir ?? root, rel);
   const old = existsSync(path) ? readFileSync(path, "utf8") : null;
   if (old === text) continue;
   if (check) {
@@ -343,7 +408,7 @@ for (const [rel, text] of Object.entries(outputs)) {
     stale++;
   } else {
     writeFileSync(path, text);
-    console.log(`generate: wrote ${rel}`);
+    console.log(`generate: wrote ${join(outDir ?? "", rel)}`);
   }
 }
 process.exit(stale ? 1 : 0);
