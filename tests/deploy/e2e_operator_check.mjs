@@ -81,9 +81,12 @@ try {
     `scrape pool is the Operator's job name: ${[...new Set(activeTargets.map((t) => t.scrapePool))]}`);
 
   // 2. labels of the series
-  await until("pod series of both nodes", 30, async () => {
-    const n = await query("count(trainscope_pod_info)");
-    return Number(n[0]?.value[1] ?? 0) === 6 || `trainscope_pod_info: ${n[0]?.value[1] ?? 0} of 6 pods`;
+  // The training pods of both nodes; the nginx pods too unless the agent's
+  // pod filter (default: training pods) leaves them out.
+  const TRAINING_PODS = ["ctr-ps-0", "ctr-worker-0", "ctr-ps-1", "ctr-worker-1"];
+  await until("training pods of both nodes", 30, async () => {
+    const pods = new Set((await query("trainscope_pod_info")).map((s) => s.metric.pod));
+    return TRAINING_PODS.every((p) => pods.has(p)) || `trainscope_pod_info: ${[...pods].join(",") || "none"}`;
   });
   const labels = await api("/api/v1/labels");
   ok(!labels.some((l) => l.startsWith("exported_")), `no exported_* label in the TSDB (labels: ${labels.join(",")})`);
@@ -92,10 +95,10 @@ try {
     "trainscope_pod_info names the fixture's pods and namespaces, not the agent's");
   ok(info.every((s) => s.metric.instance === s.metric.node), "pod series: instance = the node the agent runs on");
   const podSeries = await query('count by (namespace) ({__name__=~"trainscope_(pod|container)_.+"})');
-  ok(podSeries.length > 0 && podSeries.every((s) => FIXTURE_NAMESPACES.has(s.metric.namespace)),
+  ok(podSeries.some((s) => s.metric.namespace === "training") && podSeries.every((s) => FIXTURE_NAMESPACES.has(s.metric.namespace)),
     `pod/container series per namespace: ${podSeries.map((s) => `${s.metric.namespace}=${s.value[1]}`).join(" ")}`);
   const containers = await query('count by (container) ({__name__=~"trainscope_container_.+"})');
-  ok(containers.length > 0 && !containers.some((s) => s.metric.container === "agent"),
+  ok(containers.some((s) => s.metric.container === "tensorflow") && !containers.some((s) => s.metric.container === "agent"),
     `container series keep the training containers' names: ${containers.map((s) => s.metric.container).join(",")}`);
   const nodeSeries = await query('{__name__=~"trainscope_node_.+"}');
   ok(nodeSeries.length > 0 && nodeSeries.every((s) => !s.metric.namespace && !s.metric.pod && s.metric.node === s.metric.instance),
