@@ -169,11 +169,19 @@ try {
   ok(total > 0, `${total} dashboard queries evaluate, ${withData} return series`);
   for (const title of MUST_RETURN) ok(seen.has(title), `dashboard panel "${title}" returns series`);
 
-  // 5. the cluster report through the same Prometheus
-  const r = spawnSync(args.cli, ["report", "--prometheus", base, "--range", "60", "--step", "2", "--json"],
-    { encoding: "utf8", timeout: 60000 });
-  if (ok(r.status === 0, `trainscope report --prometheus exits 0${r.status ? ": " + r.stderr : ""}`)) {
-    const report = JSON.parse(r.stdout);
+  // 5. the cluster report through the same Prometheus: its replay needs a
+  // few samples of the throttled pod, so it is retried (bounded).
+  let r, report;
+  await until("trainscope report --prometheus names cpu_throttled", 90, async () => {
+    r = spawnSync(args.cli, ["report", "--prometheus", base, "--range", "60", "--step", "2", "--json"],
+      { encoding: "utf8", timeout: 60000 });
+    if (r.status !== 0) return `exit ${r.status}: ${r.stderr}`;
+    report = JSON.parse(r.stdout);
+    const diags = report.diagnoses ?? [];
+    return diags.some((d) => d.kind === "cpu_throttled" && d.namespace === "training" && d.pod === "ctr-worker-0") ||
+      `diagnoses: ${diags.map((d) => `${d.kind} ${d.namespace}/${d.pod}`).join(", ") || "none yet"}`;
+  }).catch((e) => ok(false, e.message));
+  if (ok(r?.status === 0 && report, `trainscope report --prometheus exits 0${r?.status ? ": " + r.stderr : ""}`)) {
     const diags = report.diagnoses ?? [];
     console.log(`e2e-operator report: ${diags.map((d) => `${d.kind} ${d.namespace}/${d.pod}`).join(", ") || "no diagnoses"}`);
     ok(diags.some((d) => d.kind === "cpu_throttled" && d.namespace === "training" && d.pod === "ctr-worker-0"),
