@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { render, renderKustomization, find, check, done, REPO_ROOT } from "./render.mjs";
 import { PodMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor";
+import { ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor";
 
 const sameSet = (a, b) => a.length === b.length && [...a].sort().join() === [...b].sort().join();
 const tryRender = (what, fn) => {
@@ -208,6 +209,38 @@ if (sec) {
   check(rule.from.length === 1 && rule.from[0].namespaceSelector?.matchLabels?.["kubernetes.io/metadata.name"] === "monitoring" &&
     !rule.from[0].podSelector && !rule.from[0].ipBlock, "network-policy: from the monitoring namespace only");
   check(rule.ports.length === 1 && rule.ports[0].port === 9476, "network-policy: to port 9476 only");
+}
+
+// ---- built-in TLS and authentication (--web-config-file)
+const wc = tryRender("web-config", () => renderKustomization(
+  kustomization(["daemonset/overlays/kube-prometheus-stack"], ["web-config"])));
+if (wc) {
+  const pod = find(wc, "DaemonSet").spec.template.spec;
+  const agent = pod.containers[0];
+  const flag = agent.args.find((a) => a.startsWith("--web-config-file="));
+  const file = flag?.split("=")[1] ?? "";
+  const mount = agent.volumeMounts.find((m) => file.startsWith(m.mountPath + "/"));
+  check(flag && mount && mount.readOnly === true, "web-config: --web-config-file points into a read-only mount");
+  const vol = pod.volumes.find((v) => v.name === mount?.name);
+  check(vol?.secret?.secretName === "trainscope-web-config", "web-config: the mount is the Secret trainscope-web-config");
+  check(agent.args.some((a) => a === "--listen=0.0.0.0:9476"), "web-config: the agent still serves the pod IP");
+  for (const probe of ["livenessProbe", "readinessProbe"]) {
+    check(agent[probe].httpGet.scheme === "HTTPS", `web-config: ${probe} over HTTPS`);
+  }
+  const e = find(wc, "ServiceMonitor").spec.endpoints[0];
+  check(e.scheme === "https" && e.port === "metrics", "web-config: the ServiceMonitor scrapes https on the metrics port");
+  check(e.tlsConfig?.ca?.secret?.name === "trainscope-web-config" && e.tlsConfig.ca.secret.key === "ca.crt" &&
+    e.tlsConfig.serverName === "trainscope-agent" && !e.tlsConfig.insecureSkipVerify,
+  "web-config: Prometheus verifies the certificate (ca.crt, serverName trainscope-agent)");
+  check(e.authorization?.type === "Bearer" && e.authorization.credentials?.name === "trainscope-web-config" &&
+    e.authorization.credentials.key === "token", "web-config: Prometheus sends the token of the Secret");
+  checkMonitors("web-config", wc);
+  try {
+    new ServiceMonitor(find(wc, "ServiceMonitor")).validate();
+    check(true, "web-config: ServiceMonitor schema");
+  } catch (err) {
+    check(false, `web-config: ServiceMonitor schema: ${err.message}`);
+  }
 }
 
 done("check_integrations");
