@@ -65,7 +65,7 @@ Status Agent::Start() {
               [this](const std::string& format) { return Report(format); },
           .page = [this] { return Page(); },
       },
-      config_.http);
+      config_.http, config_.web);
   // Bind before starting anything else: a taken port is the most common
   // start-up error and must not leave threads behind.
   if (Status bound = http_->Bind(config_.listen_host, config_.listen_port);
@@ -132,14 +132,39 @@ Status Agent::Start() {
           .sampler_cpu_seconds =
               [this] { return sampler_->cycle_cpu_seconds_total(); },
           .sampler_cycles = [this] { return sampler_->cycles_total(); },
-      });
+      },
+      PodFilter{.training_only = config_.pod_filter == "training",
+                .namespaces = config_.pod_namespace_list});
   sampler_->Start();
   http_->Start();
   spdlog::info(
-      "[agent] node {} listening on {}:{}, sampling every {}s, discovery {}",
-      config_.node_name, config_.listen_host, http_->port(),
-      config_.interval_seconds, config_.discovery_mode);
+      "[agent] node {} listening on {}://{}:{}, sampling every {}s, "
+      "discovery {}",
+      config_.node_name, config_.web.tls_enabled ? "https" : "http",
+      config_.listen_host, http_->port(), config_.interval_seconds,
+      config_.discovery_mode);
+  LogWebSecurity();
   return Status::Ok();
+}
+
+// What --web-config-file turned on, and the one risky combination.
+void Agent::LogWebSecurity() const {
+  const WebConfig& web = config_.web;
+  if (config_.web_config_file.empty()) return;
+  spdlog::info(
+      "[agent] web config {}: TLS {}{}, {} basic-auth user(s), {} bearer "
+      "token(s)",
+      config_.web_config_file, web.tls_enabled ? "on" : "off",
+      web.tls.client_auth == ClientAuth::kRequireVerify ? " (client "
+                                                          "certificates "
+                                                          "required)"
+                                                        : "",
+      web.basic_auth_users.size(), web.bearer_tokens.size());
+  if (web.auth_enabled() && !web.tls_enabled) {
+    spdlog::warn(
+        "[agent] credentials are checked over plain HTTP: they cross the "
+        "network in clear text (add tls_server_config)");
+  }
 }
 
 void Agent::Stop() {

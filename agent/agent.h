@@ -29,6 +29,7 @@ class Agent {
 
  private:
   bool Ready(std::string* why) const;
+  void LogWebSecurity() const;
   nlohmann::json ReportJson() const;
   HttpResponse Report(const std::string& format) const;
   // GET /: the report page of this node.

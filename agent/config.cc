@@ -66,6 +66,13 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
           ->envname("TRAINSCOPE_LISTEN")
           ->capture_default_str();
   AddHttpFlags(app, &cfg.http);
+  app.add_option("--web-config-file", cfg.web_config_file,
+                 "YAML file enabling TLS and/or authentication, in the "
+                 "format of Prometheus's exporter-toolkit web config "
+                 "(tls_server_config, basic_auth_users; bearer tokens via "
+                 "'authorization: {credentials_file: PATH}'). /healthz and "
+                 "/readyz stay open. docs/reliability.md, \"Security\"")
+      ->envname("TRAINSCOPE_WEB_CONFIG_FILE");
   app.add_option("--interval", cfg.interval_seconds,
                  "Sampling interval in seconds (fractions allowed)")
       ->envname("TRAINSCOPE_INTERVAL")
@@ -118,6 +125,17 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
                  "tf-/pytorch-/mpi-operator, then name/job/task; "
                  "docs/discovery.md)")
       ->envname("TRAINSCOPE_ROLE_LABELS");
+  app.add_option("--pod-filter", cfg.pod_filter,
+                 "Pods exported at pod and container level: training (pods "
+                 "with a training role, see --role-labels; cAdvisor covers "
+                 "the rest) or all. The diagnosis sees every pod either way")
+      ->envname("TRAINSCOPE_POD_FILTER")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"training", "all"}));
+  app.add_option("--pod-namespaces", cfg.pod_namespaces,
+                 "Comma-separated namespaces whose pods may be exported (with "
+                 "--pod-filter); \"\" = every namespace")
+      ->envname("TRAINSCOPE_POD_NAMESPACES");
   std::string host_proc = cfg.host.proc, host_sys = cfg.host.sys,
               cgroup_root = cfg.host.cgroup_root;
   app.add_option("--host-proc", host_proc, "Host /proc mount")
@@ -201,6 +219,11 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
                 ": expected ADDR:PORT with a port from 0 to 65535");
   }
   (void)listen;
+  if (!cfg.web_config_file.empty()) {
+    if (Status web = LoadWebConfig(cfg.web_config_file, &cfg.web); !web.ok()) {
+      return fail("--web-config-file " + web.message());
+    }
+  }
   if (cfg.node_name.empty()) cfg.node_name = DefaultNodeName();
   cfg.host.proc = host_proc;
   cfg.host.sys = host_sys;
@@ -243,6 +266,11 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
                   "'/')");
     }
     cfg.node_interface_list.push_back(std::move(item));
+  }
+  if (Status ns =
+          ParseNamespaceList(cfg.pod_namespaces, &cfg.pod_namespace_list);
+      !ns.ok()) {
+    return fail("--pod-namespaces: " + ns.message());
   }
   if (Status ns = ParseNamespaceList(cfg.peer_pods_namespaces,
                                      &cfg.peer_pods_namespace_list);

@@ -7,6 +7,7 @@
 
 #include "http_connections.h"
 #include "trainscope/host_paths.h"
+#include "web_config.h"
 
 namespace trainscope {
 
@@ -15,6 +16,9 @@ struct AgentConfig {
   std::string listen_host = "0.0.0.0";
   int listen_port = 9476;
   HttpLimits http;  // --http-* flags
+  // --web-config-file: TLS and authentication, read at start-up.
+  std::string web_config_file;
+  WebConfig web;
   double interval_seconds = 5;
   std::string node_name;
   HostPaths host;
@@ -30,6 +34,11 @@ struct AgentConfig {
   std::string peer_pods_namespaces;
   std::vector<std::string> peer_pods_namespace_list;
   std::string role_labels;  // "job_key,role_key,index_key;..."; "" = default
+  // Which pods get pod/container series: "training" (a known role) or
+  // "all", and an optional namespace allowlist (comma list).
+  std::string pod_filter = "training";
+  std::string pod_namespaces;
+  std::vector<std::string> pod_namespace_list;
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string log_level = "info";
   int history_size = 60;  // what the diagnosis reads: 5 min at 5 s

@@ -12,7 +12,9 @@
 #include <cstdarg>
 #include <cstring>
 #include <exception>
+#include <vector>
 
+#include "http_tls.h"
 #include "trainscope/log_limiter.h"
 
 namespace trainscope {
@@ -180,9 +182,11 @@ struct HttpServerCallbacks {
   }
 };
 
-HttpServer::HttpServer(HttpHandlers handlers, HttpLimits limits)
+HttpServer::HttpServer(HttpHandlers handlers, HttpLimits limits, WebConfig web)
     : router_(AgentRoutes(handlers)),
       limits_(FitFileLimit(limits)),
+      web_(std::move(web)),
+      auth_(web_.basic_auth_users, web_.bearer_tokens),
       connections_(limits_) {}
 
 HttpServer::~HttpServer() { Stop(); }
@@ -211,21 +215,35 @@ Status HttpServer::StartDaemon() {
   // needs to stay out of its way.
   const unsigned mhd_limit =
       static_cast<unsigned>(limits_.max_connections + 8 * limits_.threads);
-  daemon_ = MHD_start_daemon(
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-          MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_USE_ERROR_LOG,
-      0, nullptr, nullptr, &HttpServerCallbacks::OnRequest, this,
-      MHD_OPTION_THREAD_POOL_SIZE,
-      static_cast<unsigned>(std::max(1, limits_.threads)),
-      MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_CONNECTION_TIMEOUT,
-      timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-      static_cast<size_t>(limits_.connection_buffer_bytes),
-      MHD_OPTION_NOTIFY_CONNECTION, &HttpServerCallbacks::OnConnection, this,
-      MHD_OPTION_NOTIFY_COMPLETED, &HttpServerCallbacks::OnCompleted, this,
-      MHD_OPTION_EXTERNAL_LOGGER, &LogFromMhd, nullptr, MHD_OPTION_END);
+  std::vector<MHD_OptionItem> options = {
+      {MHD_OPTION_THREAD_POOL_SIZE,
+       static_cast<intptr_t>(std::max(1, limits_.threads)), nullptr},
+      {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(mhd_limit), nullptr},
+      {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(timeout_s),
+       nullptr},
+      {MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+       static_cast<intptr_t>(limits_.connection_buffer_bytes), nullptr},
+      {MHD_OPTION_NOTIFY_CONNECTION,
+       reinterpret_cast<intptr_t>(&HttpServerCallbacks::OnConnection), this},
+      {MHD_OPTION_NOTIFY_COMPLETED,
+       reinterpret_cast<intptr_t>(&HttpServerCallbacks::OnCompleted), this},
+      {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&LogFromMhd),
+       nullptr},
+  };
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                   MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+  if (web_.tls_enabled) {
+    flags |= MHD_USE_TLS;
+    AppendTlsOptions(web_.tls, options);
+  }
+  options.push_back({MHD_OPTION_END, 0, nullptr});
+  daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr,
+                             &HttpServerCallbacks::OnRequest, this,
+                             MHD_OPTION_ARRAY, options.data(), MHD_OPTION_END);
   if (!daemon_) {
     return Status::Error("http: cannot start the libmicrohttpd daemon (" +
-                         std::to_string(limits_.threads) + " threads)");
+                         std::to_string(limits_.threads) + " threads" +
+                         (web_.tls_enabled ? ", TLS" : "") + ")");
   }
   return Status::Ok();
 }
@@ -312,6 +330,41 @@ void HttpServer::Warn(const std::string& key, std::string message) {
   }
 }
 
+std::optional<HttpResponse> HttpServer::Refusal(MHD_Connection* connection,
+                                                const std::string& path) {
+  // Probes stay open: the kubelet sends no credentials, and they tell only
+  // "alive" / "ready or why not".
+  if (path == "/healthz" || path == "/readyz") return std::nullopt;
+  const ClientAuth client_auth =
+      web_.tls_enabled ? web_.tls.client_auth : ClientAuth::kNone;
+  if (client_auth != ClientAuth::kNone) {
+    const ClientCert cert = VerifyClientCert(connection);
+    if (cert == ClientCert::kInvalid ||
+        (cert == ClientCert::kNone &&
+         client_auth == ClientAuth::kRequireVerify)) {
+      ++unauthorized_;
+      Warn("client_cert",
+           "refused a request without a valid client "
+           "certificate (tls_server_config.client_auth_type)");
+      return HttpResponse{403, "text/plain",
+                          "a valid client certificate is required\n"};
+    }
+  }
+  if (!auth_.enabled()) return std::nullopt;
+  const char* header = MHD_lookup_connection_value(
+      connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+  const auto verdict = auth_.Check(header ? header : "");
+  if (verdict == HttpAuthenticator::Verdict::kAllowed) return std::nullopt;
+  ++unauthorized_;
+  if (verdict == HttpAuthenticator::Verdict::kDenied) {
+    Warn("auth", "refused a request with wrong credentials (web config)");
+  }
+  return HttpResponse{401,
+                      "text/plain",
+                      "unauthorized\n",
+                      {{"WWW-Authenticate", auth_.Challenge()}}};
+}
+
 int HttpServer::Respond(MHD_Connection* connection, const char* url,
                         const char* method) {
   HttpResponse res;
@@ -319,6 +372,9 @@ int HttpServer::Respond(MHD_Connection* connection, const char* url,
   try {
     req.method = method ? method : "";
     req.path = url ? url : "";
+    if (auto refused = Refusal(connection, req.path)) {
+      return Queue(connection, *refused);
+    }
     MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &CollectQuery,
                               &req.query);
     const char* accept = MHD_lookup_connection_value(
@@ -330,6 +386,10 @@ int HttpServer::Respond(MHD_Connection* connection, const char* url,
     spdlog::error("[http] {} {}: {}", req.method, req.path, e.what());
     res = HttpResponse{500, "text/plain", "internal error\n"};
   }
+  return Queue(connection, res);
+}
+
+int HttpServer::Queue(MHD_Connection* connection, HttpResponse& res) {
   MHD_Response* response = MHD_create_response_from_buffer(
       res.body.size(), res.body.data(), MHD_RESPMEM_MUST_COPY);
   if (!response) return false;
@@ -352,6 +412,7 @@ HttpServerStats HttpServer::stats() const {
       .rejected_limit_total = rejected_limit_.load(),
       .rejected_per_ip_total = rejected_per_ip_.load(),
       .header_timeouts_total = header_timeouts_.load(),
+      .unauthorized_total = unauthorized_.load(),
   };
 }
 

@@ -3,14 +3,17 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "http_auth.h"
 #include "http_connections.h"
 #include "http_routes.h"
 #include "trainscope/log_limiter.h"
 #include "trainscope/status.h"
 #include "trainscope/unique_fd.h"
+#include "web_config.h"
 
 struct MHD_Daemon;
 struct MHD_Connection;
@@ -24,6 +27,7 @@ struct HttpServerStats {
       0;  // closed at accept: --http-max-connections
   uint64_t rejected_per_ip_total = 0;  // closed at accept: per-address cap
   uint64_t header_timeouts_total = 0;  // closed: request header not in time
+  uint64_t unauthorized_total = 0;     // answered 401 or 403
 };
 
 // The agent's one HTTP server: /metrics, /healthz, /readyz, /api/v1/pods,
@@ -36,9 +40,14 @@ struct HttpServerStats {
 // is closed at once instead of waiting in the kernel's backlog ahead of a
 // scrape, and a request header that is not complete in time ends the
 // connection even when the client keeps dribbling bytes.
+//
+// With a web config (--web-config-file) it speaks TLS only and every path
+// but the probes (/healthz, /readyz) needs credentials: 401 without or with
+// wrong ones, 403 without a valid client certificate where one is required.
 class HttpServer {
  public:
-  explicit HttpServer(HttpHandlers handlers, HttpLimits limits = {});
+  explicit HttpServer(HttpHandlers handlers, HttpLimits limits = {},
+                      WebConfig web = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -60,10 +69,16 @@ class HttpServer {
 
   friend struct HttpServerCallbacks;  // libmicrohttpd's C callbacks
   int Respond(MHD_Connection* connection, const char* url, const char* method);
+  static int Queue(MHD_Connection* connection, HttpResponse& response);
+  // Why a request may not see `path`; nullopt when it may.
+  std::optional<HttpResponse> Refusal(MHD_Connection* connection,
+                                      const std::string& path);
   void Warn(const std::string& key, std::string message);
 
   HttpRouter router_;
   HttpLimits limits_;
+  WebConfig web_;
+  HttpAuthenticator auth_;
   HttpConnectionTable connections_;
   UniqueFd listen_fd_;
   UniqueFd wake_fd_;  // eventfd: Stop() wakes the accept loop
@@ -74,6 +89,7 @@ class HttpServer {
   std::atomic<uint64_t> rejected_limit_{0};
   std::atomic<uint64_t> rejected_per_ip_{0};
   std::atomic<uint64_t> header_timeouts_{0};
+  std::atomic<uint64_t> unauthorized_{0};
 };
 
 }  // namespace trainscope

@@ -10,6 +10,8 @@ packages=(
   prometheus-cpp-dev libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libcli11-dev zlib1g-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libmicrohttpd-dev
+  # --web-config-file: YAML parser, GnuTLS (TLS material), libcrypt (bcrypt)
+  libyaml-cpp-dev libgnutls28-dev libcrypt-dev openssl
   # flows (eBPF + libpcap)
   libbpf-dev bpftool clang llvm libelf-dev libpcap-dev
   # flows tests: capsh drops capabilities for the BPF-not-permitted case

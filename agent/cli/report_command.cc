@@ -1,11 +1,13 @@
 // trainscope report --agent URL | --prometheus URL [--namespace NS]
 //                   [--job NAME] [--range S] [--step S] [--end T]
-//                   [--json | --html FILE]
+//                   [--selector M]... [--bearer-token-file F] [--ca-file F]
+//                   [--header 'N: V']... [--json | --html FILE]
 // The node view is the agent's own report; the cluster view rebuilds the
 // windows from Prometheus and runs the same detectors over every node.
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -13,11 +15,14 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include "api_views.h"
 #include "cli/commands.h"
+#include "cli/report_batches.h"
 #include "cli/report_http.h"
 #include "cli/report_prometheus.h"
+#include "cli/report_selector.h"
 #include "diagnosis/analysis.h"
 #include "report_page/page.h"
 #include "trainscope/time_format.h"
@@ -36,6 +41,9 @@ struct ReportFlags {
   double range_seconds = 600;
   double step_seconds = 15;
   double end_unix_seconds = 0;  // 0 = now
+  size_t batch_pods = 2000;     // 0 = the whole cluster in one window
+  cli::HttpClientFlags client;  // --bearer-token-file, --ca-file, --header
+  std::vector<std::string> selectors;  // --selector
 };
 
 int Fail(const std::string& message, int code = 1) {
@@ -96,6 +104,9 @@ int AgentReport(const ReportFlags& flags) {
   if (Status s = cli::ParseHttpUrl(flags.agent, &target); !s.ok()) {
     return Fail("--agent: " + s.message(), 2);
   }
+  if (Status s = cli::ApplyHttpClientFlags(flags.client, &target); !s.ok()) {
+    return Fail(s.message(), 2);
+  }
   nlohmann::json report;
   if (Status s = cli::GetJson(target, "/api/v1/report", {}, &report); !s.ok()) {
     return Fail(s.message());
@@ -131,10 +142,160 @@ int SavedReport(const ReportFlags& flags) {
   return Print(report, flags);
 }
 
+// GET a Prometheus API path and check it answered `result_type` data.
+Status QueryPrometheus(const cli::HttpTarget& target, const std::string& url,
+                       const std::string& path,
+                       const std::multimap<std::string, std::string>& params,
+                       const std::string& result_type, nlohmann::json* result) {
+  nlohmann::json answer;
+  if (Status s = cli::GetJson(target, path, params, &answer); !s.ok()) {
+    return s;
+  }
+  if (answer.value("status", "") != "success" || !answer.contains("data") ||
+      !answer["data"].is_object() ||
+      answer["data"].value("resultType", "") != result_type) {
+    return Status::Error(url + " gave no " + result_type + " for " +
+                         params.find("query")->second + ": " +
+                         answer.dump().substr(0, 200));
+  }
+  auto found = answer["data"].find("result");
+  *result = found != answer["data"].end() ? std::move(*found)
+                                          : nlohmann::json::array();
+  return Status::Ok();
+}
+
+// What the batches of one cluster view add up to.
+struct ClusterEvaluation {
+  std::vector<diagnosis::Diagnosis> diagnoses;
+  std::vector<diagnosis::JobTraffic> jobs;
+  PodList pods;  // training pods (the report's job list)
+  size_t pods_seen = 0;
+  std::vector<cli::MissingNode> missing;
+  size_t evaluations = 0;
+  size_t batches = 0;
+};
+
+// The batches to read: the whole cluster at once when it is small, else
+// whole jobs and loose pods `--batch-pods` at a time (report_batches.h).
+Status PlanClusterBatches(const cli::HttpTarget& target,
+                          const ReportFlags& flags, double end,
+                          const std::string& extra_matchers,
+                          std::vector<cli::Batch>* batches) {
+  const std::string base =
+      cli::FilterMatchers(flags.namespace_name, flags.job, extra_matchers);
+  if (flags.batch_pods == 0) {
+    *batches = {cli::Batch{{base}, 0}};
+    return Status::Ok();
+  }
+  nlohmann::json roster;
+  if (Status s = QueryPrometheus(
+          target, flags.prometheus, "/api/v1/query",
+          {{"query", cli::PodRosterQuery(base, flags.range_seconds)},
+           {"time", std::to_string(end)}},
+          "vector", &roster);
+      !s.ok()) {
+    return s;
+  }
+  std::vector<cli::PodRef> pods;
+  if (Status s = cli::PodRefsFromVector(roster, &pods); !s.ok()) {
+    return Status::Error(flags.prometheus + ": " + s.message());
+  }
+  *batches = cli::PlanBatches(pods, flags.batch_pods, base);
+  return Status::Ok();
+}
+
+// One batch: its series over the range into a window (each answer dropped
+// once added), replayed through the detectors.
+Status EvaluateBatch(const cli::HttpTarget& target, const ReportFlags& flags,
+                     const cli::Batch& batch, double end,
+                     const std::string& extra_matchers,
+                     ClusterEvaluation* out) {
+  cli::WindowBuilder builder;
+  // Two steps without a sample: the agent is down or unreachable, so its
+  // pods are judged on what it sent before (a scrape may lag one step).
+  const double grace = std::max(2 * flags.step_seconds, 30.0);
+  for (const auto& q :
+       cli::ClusterQueries(batch.matcher_sets, extra_matchers)) {
+    nlohmann::json result;
+    if (Status s = QueryPrometheus(
+            target, flags.prometheus, "/api/v1/query_range",
+            {{"query", q.promql},
+             {"start", std::to_string(end - flags.range_seconds)},
+             {"end", std::to_string(end)},
+             {"step", std::to_string(flags.step_seconds)}},
+            "matrix", &result);
+        !s.ok()) {
+      return s;
+    }
+    // Node series are the same in every batch: the first one judges them.
+    if (q.name == "node_cpus" && out->batches == 0) {
+      out->missing = cli::MissingNodes(result, end, grace);
+    }
+    if (Status s = builder.Add(q.name, result); !s.ok()) {
+      return Status::Error(flags.prometheus + ": " + s.message());
+    }
+  }
+  const diagnosis::Window window = builder.Finish();
+  diagnosis::ReplayResult replay =
+      diagnosis::Replay(window, diagnosis::DiagnosisSettings{});
+  std::move(replay.active.begin(), replay.active.end(),
+            std::back_inserter(out->diagnoses));
+  std::move(replay.jobs.begin(), replay.jobs.end(),
+            std::back_inserter(out->jobs));
+  for (auto& pod : cli::PodsOfWindow(window)) {
+    if (!pod.training_job.empty()) out->pods.push_back(std::move(pod));
+  }
+  out->pods_seen += window.pods.size();
+  out->evaluations = std::max(out->evaluations, replay.evaluations);
+  ++out->batches;
+  return Status::Ok();
+}
+
+// Most severe first, then by kind and pod (the engine's order).
+void SortDiagnoses(std::vector<diagnosis::Diagnosis>& ds) {
+  std::stable_sort(ds.begin(), ds.end(), [](const auto& a, const auto& b) {
+    if (a.severity != b.severity) return a.severity > b.severity;
+    if (a.kind != b.kind) return a.kind < b.kind;
+    if (a.namespace_name != b.namespace_name) {
+      return a.namespace_name < b.namespace_name;
+    }
+    if (a.pod != b.pod) return a.pod < b.pod;
+    return a.node < b.node;
+  });
+}
+
+nlohmann::json MissingNodesJson(const std::vector<cli::MissingNode>& missing,
+                                double end) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& m : missing) {
+    std::cerr << "trainscope report: node " << m.node
+              << " has sent no series for "
+              << static_cast<int>(end - m.last_seen)
+              << " s (agent down or not scraped): its pods are judged on "
+                 "partial data\n";
+    out.push_back(
+        {{"node", m.node},
+         {"last_seen",
+          Rfc3339(std::chrono::system_clock::time_point(
+              std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                  std::chrono::duration<double>(m.last_seen))))},
+         {"seconds_since", std::round(end - m.last_seen)}});
+  }
+  return out;
+}
+
 int PrometheusReport(const ReportFlags& flags) {
   cli::HttpTarget target;
   if (Status s = cli::ParseHttpUrl(flags.prometheus, &target); !s.ok()) {
     return Fail("--prometheus: " + s.message(), 2);
+  }
+  if (Status s = cli::ApplyHttpClientFlags(flags.client, &target); !s.ok()) {
+    return Fail(s.message(), 2);
+  }
+  std::string extra_matchers;
+  if (Status s = cli::ParseSelectors(flags.selectors, &extra_matchers);
+      !s.ok()) {
+    return Fail("--selector " + s.message(), 2);
   }
   auto now = std::chrono::system_clock::now();
   if (flags.end_unix_seconds > 0) {
@@ -144,74 +305,41 @@ int PrometheusReport(const ReportFlags& flags) {
   }
   const double end =
       std::chrono::duration<double>(now.time_since_epoch()).count();
-  // Each answer goes into the window as it arrives and is dropped: holding
-  // them all costs several times the window (docs/performance.md).
-  cli::WindowBuilder builder;
-  std::vector<cli::MissingNode> missing;
-  // Two steps without a sample: the agent is down or unreachable, so its
-  // pods are judged on what it sent before (a scrape may lag one step).
-  const double grace = std::max(2 * flags.step_seconds, 30.0);
-  for (const auto& q : cli::ClusterQueries(flags.namespace_name, flags.job)) {
-    nlohmann::json answer;
-    Status s =
-        cli::GetJson(target, "/api/v1/query_range",
-                     {{"query", q.promql},
-                      {"start", std::to_string(end - flags.range_seconds)},
-                      {"end", std::to_string(end)},
-                      {"step", std::to_string(flags.step_seconds)}},
-                     &answer);
-    if (!s.ok()) return Fail(s.message());
-    if (answer.value("status", "") != "success" || !answer.contains("data") ||
-        !answer["data"].is_object() ||
-        answer["data"].value("resultType", "") != "matrix") {
-      return Fail(flags.prometheus + " gave no matrix for " + q.promql + ": " +
-                  answer.dump().substr(0, 200));
-    }
-    static const nlohmann::json kNone = nlohmann::json::array();
-    const auto result = answer["data"].find("result");
-    if (q.name == "node_cpus" && result != answer["data"].end()) {
-      missing = cli::MissingNodes(*result, end, grace);
-    }
-    if (Status s = builder.Add(
-            q.name, result != answer["data"].end() ? *result : kNone);
+  std::vector<cli::Batch> batches;
+  if (Status s =
+          PlanClusterBatches(target, flags, end, extra_matchers, &batches);
+      !s.ok()) {
+    return Fail(s.message());
+  }
+  ClusterEvaluation eval;
+  for (const auto& batch : batches) {
+    if (Status s =
+            EvaluateBatch(target, flags, batch, end, extra_matchers, &eval);
         !s.ok()) {
-      return Fail(flags.prometheus + ": " + s.message());
+      return Fail(s.message());
     }
   }
-  diagnosis::Window window = builder.Finish();
-  if (window.pods.empty()) {
+  if (eval.pods_seen == 0) {
     std::cerr << "trainscope report: no trainscope series in "
               << flags.prometheus << " for the last " << flags.range_seconds
               << " s (is Prometheus scraping the agents?)\n";
   }
-  diagnosis::DiagnosisSettings settings;
-  diagnosis::ReplayResult replay = diagnosis::Replay(window, settings);
+  const diagnosis::DiagnosisSettings settings;
+  std::vector<diagnosis::Diagnosis> active = diagnosis::MergeNodeLinkDiagnoses(
+      std::move(eval.diagnoses), settings.network);
+  SortDiagnoses(active);
   nlohmann::json diagnoses = nlohmann::json::array();
-  for (const auto& d : replay.active) {
+  for (const auto& d : active) {
     diagnoses.push_back(diagnosis::DiagnosisJson(d));
   }
-  nlohmann::json report =
-      ReportView("cluster", cli::PodsOfWindow(window), diagnoses, now);
-  SetPsTrafficShares(report, PsSharesOf(replay.jobs));
-  report["missing_nodes"] = nlohmann::json::array();
-  for (const auto& m : missing) {
-    std::cerr << "trainscope report: node " << m.node
-              << " has sent no series for "
-              << static_cast<int>(end - m.last_seen)
-              << " s (agent down or not scraped): its pods are judged on "
-                 "partial data\n";
-    report["missing_nodes"].push_back(
-        {{"node", m.node},
-         {"last_seen",
-          Rfc3339(std::chrono::system_clock::time_point(
-              std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                  std::chrono::duration<double>(m.last_seen))))},
-         {"seconds_since", std::round(end - m.last_seen)}});
-  }
+  nlohmann::json report = ReportView("cluster", eval.pods, diagnoses, now);
+  SetPsTrafficShares(report, PsSharesOf(eval.jobs));
+  report["missing_nodes"] = MissingNodesJson(eval.missing, end);
   report["source"] = {{"prometheus", flags.prometheus},
                       {"range_seconds", flags.range_seconds},
                       {"step_seconds", flags.step_seconds},
-                      {"evaluations", replay.evaluations}};
+                      {"evaluations", eval.evaluations},
+                      {"batches", eval.batches}};
   return Print(report, flags);
 }
 
@@ -235,6 +363,20 @@ int RunReportCommand(int argc, char** argv) {
                     ->group("");
   saved->excludes(agent);
   saved->excludes(prom);
+  app.add_option("--bearer-token-file", flags.client.bearer_token_file,
+                 "Send 'Authorization: Bearer <the file's token>' (an "
+                 "authenticating proxy, an agent's --web-config-file)");
+  app.add_option("--ca-file", flags.client.ca_file,
+                 "CA bundle (PEM) that signs the https server's certificate "
+                 "(default: the system's CAs)");
+  app.add_option("--header", flags.client.headers,
+                 "Extra request header 'Name: value', repeatable (e.g. "
+                 "'X-Scope-OrgID: team-a' for Mimir/Cortex/Thanos tenants)");
+  app.add_option("--selector", flags.selectors,
+                 "Label matchers added to every cluster-view query, "
+                 "repeatable (e.g. 'cluster=\"a\"' when one Prometheus holds "
+                 "several clusters)")
+      ->needs(prom);
   app.add_option("--namespace", flags.namespace_name, "Only this namespace");
   app.add_option("--job", flags.job, "Only this training job");
   app.add_option("--range", flags.range_seconds,
@@ -248,6 +390,11 @@ int RunReportCommand(int argc, char** argv) {
                  "End of the evaluated range in Unix seconds, to look at the "
                  "past (with --prometheus; default now)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--batch-pods", flags.batch_pods,
+                 "Read a large cluster this many pods at a time, whole "
+                 "training jobs per batch, to bound memory (with "
+                 "--prometheus; 0 = all at once)")
+      ->capture_default_str();
   auto* json = app.add_flag("--json", flags.json, "Print the report JSON");
   app.add_option("--html", flags.html,
                  "Write the report as a self-contained HTML page (inline SVG, "

@@ -3,6 +3,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "trainscope/status.h"
 
@@ -12,7 +14,21 @@ namespace trainscope::cli {
 struct HttpTarget {
   std::string origin;     // scheme://host:port
   std::string base_path;  // "" or "/prefix" (no trailing slash)
+  // Sent with every request (--header, --bearer-token-file).
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string ca_file;  // verifies an https server ("" = the system's CAs)
 };
+
+// What the user gives for an authenticated or multi-tenant server.
+struct HttpClientFlags {
+  std::string bearer_token_file;
+  std::string ca_file;
+  std::vector<std::string> headers;  // "Name: value"
+};
+
+// Reads the token file, checks the CA file and parses the headers into
+// `target`; errors name the flag.
+Status ApplyHttpClientFlags(const HttpClientFlags& flags, HttpTarget* target);
 
 // Parses a user-given URL; the error names what is wrong with it.
 Status ParseHttpUrl(const std::string& url, HttpTarget* target);

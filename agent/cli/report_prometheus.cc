@@ -55,18 +55,8 @@ const std::map<std::string, std::pair<std::string, Field>>& PodFields() {
   return fields;
 }
 
-// Adds the namespace / training_job matchers to a selector.
-std::string Select(const std::string& metric, const std::string& ns,
-                   const std::string& job) {
-  std::string matchers;
-  auto add = [&](const std::string& label, const std::string& value) {
-    if (value.empty()) return;
-    if (!matchers.empty()) matchers += ",";
-    nlohmann::json quoted = value;  // JSON escaping is valid PromQL quoting
-    matchers += label + "=" + quoted.dump();
-  };
-  add("namespace", ns);
-  add("training_job", job);
+// `metric` (possibly with its own matchers) with more matchers ("" = none).
+std::string Select(const std::string& metric, const std::string& matchers) {
   if (matchers.empty()) return metric;
   const size_t brace = metric.find('{');
   if (brace == std::string::npos) return metric + "{" + matchers + "}";
@@ -99,51 +89,95 @@ Status ForEachSample(const std::string& query, const nlohmann::json& series,
   return Status::Ok();
 }
 
+// The pod a series belongs to, looked up once per series (not per sample:
+// a whole-cluster answer holds millions of samples).
+struct PodSlot {
+  diagnosis::PodMeta* meta = nullptr;
+  std::map<double, PodPoint>* points = nullptr;
+
+  PodPoint& At(double t) const {
+    PodPoint& p = (*points)[t];
+    p.t = t;
+    return p;
+  }
+};
+
 struct Builder {
   Window& w;
   std::map<std::string, std::map<double, PodPoint>> points;
 
-  PodPoint& At(const nlohmann::json& metric, double t) {
-    const std::string key =
-        diagnosis::PodKey(Label(metric, "namespace"), Label(metric, "pod"));
+  PodSlot Slot(const nlohmann::json& metric) {
+    const std::string ns = Label(metric, "namespace");
+    const std::string pod = Label(metric, "pod");
+    const std::string key = diagnosis::PodKey(ns, pod);
     auto& meta = w.pods[key].meta;
-    meta.namespace_name = Label(metric, "namespace");
-    meta.pod = Label(metric, "pod");
+    meta.namespace_name = ns;
+    meta.pod = pod;
     if (meta.training_job.empty()) {
       meta.training_job = Label(metric, "training_job");
     }
     if (meta.role == Role::kUnknown) {
       meta.role = ParseRole(Label(metric, "role")).value_or(Role::kUnknown);
     }
-    PodPoint& p = points[key][t];
-    p.t = t;
-    return p;
+    return {&meta, &points[key]};
   }
 };
 
 }  // namespace
 
+std::string FilterMatchers(const std::string& ns, const std::string& job,
+                           const std::string& extra) {
+  std::string matchers = extra;
+  auto add = [&](const std::string& label, const std::string& value) {
+    if (value.empty()) return;
+    if (!matchers.empty()) matchers += ",";
+    nlohmann::json quoted = value;  // JSON escaping is valid PromQL quoting
+    matchers += label + "=" + quoted.dump();
+  };
+  add("namespace", ns);
+  add("training_job", job);
+  return matchers;
+}
+
 std::vector<PromQuery> ClusterQueries(const std::string& ns,
-                                      const std::string& job) {
+                                      const std::string& job,
+                                      const std::string& extra) {
+  return ClusterQueries(
+      std::vector<std::string>{FilterMatchers(ns, job, extra)}, extra);
+}
+
+std::vector<PromQuery> ClusterQueries(
+    const std::vector<std::string>& matcher_sets,
+    const std::string& node_matchers) {
   std::vector<PromQuery> out;
-  for (const auto& [name, field] : PodFields()) {
-    out.push_back({name, Select(field.first, ns, job)});
-  }
-  out.push_back({"info", Select("trainscope_pod_info", ns, job)});
+  // One query per matcher list, not one `or` of them: Prometheus matches
+  // the label sets of both sides of every `or` at every step, which took
+  // seconds for a batch of 20 namespaces where plain selectors take
+  // milliseconds.
+  auto pods = [&](const std::string& name, const std::string& metric) {
+    for (const auto& matchers : matcher_sets) {
+      out.push_back({name, Select(metric, matchers)});
+    }
+  };
+  for (const auto& [name, field] : PodFields()) pods(name, field.first);
+  pods("info", "trainscope_pod_info");
+  pods("peer_rx", "trainscope_peer_receive_bytes_total");
+  pods("peer_tx", "trainscope_peer_transmit_bytes_total");
+  pods("gpu", "trainscope_pod_gpu_utilization_ratio");
+  pods("bandwidth", "trainscope_pod_bandwidth_limit_bytes_per_second");
+  // Node series carry no pod labels: never filtered by pod.
+  auto node = [&](const std::string& metric) {
+    return Select(metric, node_matchers);
+  };
+  // trainscope_node_cpu_count is the deprecated name that agents of the
+  // previous release export: `or` keeps it only where the new one is absent.
+  out.push_back({"node_cpus", node("trainscope_node_cpus") + " or " +
+                                  node("trainscope_node_cpu_count")});
+  out.push_back({"nic_speed", node("trainscope_node_network_speed_bytes")});
   out.push_back(
-      {"peer_rx", Select("trainscope_peer_receive_bytes_total", ns, job)});
+      {"nic_rx", node("trainscope_node_network_receive_bytes_total")});
   out.push_back(
-      {"peer_tx", Select("trainscope_peer_transmit_bytes_total", ns, job)});
-  out.push_back(
-      {"gpu", Select("trainscope_pod_gpu_utilization_ratio", ns, job)});
-  out.push_back(
-      {"bandwidth",
-       Select("trainscope_pod_bandwidth_limit_bytes_per_second", ns, job)});
-  // Node series carry no pod labels: never filtered.
-  out.push_back({"node_cpus", "trainscope_node_cpu_count"});
-  out.push_back({"nic_speed", "trainscope_node_network_speed_bytes"});
-  out.push_back({"nic_rx", "trainscope_node_network_receive_bytes_total"});
-  out.push_back({"nic_tx", "trainscope_node_network_transmit_bytes_total"});
+      {"nic_tx", node("trainscope_node_network_transmit_bytes_total")});
   return out;
 }
 
@@ -173,7 +207,8 @@ Status WindowBuilder::Add(const std::string& name,
       std::function<void(double, double)> fn;
       if (auto f = PodFields().find(name); f != PodFields().end()) {
         Field field = f->second.second;
-        fn = [&, field](double t, double v) { b.At(metric, t).*field = v; };
+        const PodSlot slot = b.Slot(metric);
+        fn = [slot, field](double t, double v) { slot.At(t).*field = v; };
       } else if (name == "info") {
         const std::string uid = Label(metric, "uid");
         const std::string node = Label(metric, "node");
@@ -181,14 +216,12 @@ Status WindowBuilder::Add(const std::string& name,
             ParseJobKind(Label(metric, "job_kind")).value_or(JobKind::kUnknown);
         const Framework framework = ParseFramework(Label(metric, "framework"))
                                         .value_or(Framework::kUnknown);
-        fn = [&, uid, node, kind, framework](double t, double) {
-          b.At(metric, t).instance = uid;
-          auto& meta = w.pods[diagnosis::PodKey(Label(metric, "namespace"),
-                                                Label(metric, "pod"))]
-                           .meta;
-          meta.node = node;
-          meta.job_kind = kind;
-          meta.framework = framework;
+        const PodSlot slot = b.Slot(metric);
+        fn = [slot, uid, node, kind, framework](double t, double) {
+          slot.At(t).instance = uid;
+          slot.meta->node = node;
+          slot.meta->job_kind = kind;
+          slot.meta->framework = framework;
         };
       } else if (name == "peer_rx" || name == "peer_tx") {
         const std::string peer_pod = Label(metric, "peer_pod");
@@ -199,30 +232,30 @@ Status WindowBuilder::Add(const std::string& name,
           w.peer_roles[peer] = *role;
         }
         const bool rx = name == "peer_rx";
-        fn = [&, peer, rx](double t, double v) {
-          auto& c = b.At(metric, t).peers[peer];
+        const PodSlot slot = b.Slot(metric);
+        fn = [slot, peer, rx](double t, double v) {
+          auto& c = slot.At(t).peers[peer];
           (rx ? c.receive_bytes : c.transmit_bytes) += v;
         };
       } else if (name == "gpu") {
         // Per GPU: the pod's containers summed (capped at 1, as the agent
         // does); the mean over the pod's GPUs is taken once all are in.
         const std::string gpu = Label(metric, "gpu");
-        fn = [&, gpu](double t, double v) {
-          const std::string key = diagnosis::PodKey(Label(metric, "namespace"),
-                                                    Label(metric, "pod"));
-          b.At(metric, t);
-          double& slot = gpu_use[key][t][gpu];
-          slot = std::min(1.0, slot + v);
+        const PodSlot slot = b.Slot(metric);
+        auto& use = gpu_use[diagnosis::PodKey(Label(metric, "namespace"),
+                                              Label(metric, "pod"))];
+        fn = [slot, &use, gpu](double t, double v) {
+          slot.At(t);
+          double& sum = use[t][gpu];
+          sum = std::min(1.0, sum + v);
         };
       } else if (name == "bandwidth") {
         const bool rx = Label(metric, "direction") == "receive";
-        fn = [&, rx](double t, double v) {
-          b.At(metric, t);
-          auto& meta = w.pods[diagnosis::PodKey(Label(metric, "namespace"),
-                                                Label(metric, "pod"))]
-                           .meta;
-          (rx ? meta.ingress_limit_bytes_per_second
-              : meta.egress_limit_bytes_per_second) = v;
+        const PodSlot slot = b.Slot(metric);
+        fn = [slot, rx](double t, double v) {
+          slot.At(t);
+          (rx ? slot.meta->ingress_limit_bytes_per_second
+              : slot.meta->egress_limit_bytes_per_second) = v;
         };
       } else if (name == "node_cpus" || name == "nic_speed") {
         const std::string node = Label(metric, "node");
@@ -272,6 +305,9 @@ Window WindowBuilder::Finish() {
   for (auto& [node, by_time] : nic_points) {
     for (auto& [time, p] : by_time) w.node_points[node].push_back(p);
   }
+  // A series without a finite sample names a pod it says nothing about.
+  std::erase_if(w.pods,
+                [](const auto& entry) { return entry.second.points.empty(); });
   Window out = std::move(w);
   state_ = std::make_unique<State>();
   return out;

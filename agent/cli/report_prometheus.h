@@ -18,10 +18,26 @@ struct PromQuery {
   std::string promql;
 };
 
+// Label matchers for a namespace and/or a training job ("" = all), after
+// `extra` (checked matchers from --selector); all empty gives "".
+std::string FilterMatchers(const std::string& namespace_name,
+                           const std::string& training_job,
+                           const std::string& extra = "");
+
 // The queries for the agents' series, filtered to a namespace and/or a
-// training job when given ("" = all).
+// training job when given ("" = all); `extra_matchers` (checked label
+// matchers, comma-separated, from --selector) go into every query.
 std::vector<PromQuery> ClusterQueries(const std::string& namespace_name,
-                                      const std::string& training_job);
+                                      const std::string& training_job,
+                                      const std::string& extra_matchers = "");
+// The queries for the pod series matching any of the matcher lists (a
+// batch, report_batches.h; {""} = every pod): one query per pod metric and
+// matcher list, several answers for one name add up. Node series are never
+// filtered by pod (every batch judges its pods' nodes whole): they take
+// `node_matchers` (--selector) only.
+std::vector<PromQuery> ClusterQueries(
+    const std::vector<std::string>& matcher_sets,
+    const std::string& node_matchers = "");
 
 // Rebuilds the detector window one `data.result` matrix of
 // /api/v1/query_range at a time (keyed by PromQuery::name), so each answer

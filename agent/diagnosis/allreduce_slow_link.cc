@@ -88,7 +88,7 @@ void DetectAllreduceSlowLink(const DetectorInput& in,
                              const AllreduceLinkSettings& s,
                              std::vector<Finding>& out) {
   const auto jobs = AllreduceJobs(in.recent);
-  const auto baseline_jobs = AllreduceJobs(in.baseline);
+  std::optional<std::vector<RankJob>> baseline_jobs;  // read when needed
   for (const auto& job : jobs) {
     if (job.ranks.size() < 2) continue;
     for (const PodStats* rank : job.ranks) {
@@ -130,7 +130,8 @@ void DetectAllreduceSlowLink(const DetectorInput& in,
             {"ranks", job.ranks.size()},
             {"peer_utilization_ratio", std::move(peers)}};
       const auto now = MedianExchange(jobs, job);
-      const auto before = MedianExchange(baseline_jobs, job);
+      if (!baseline_jobs) baseline_jobs = AllreduceJobs(in.baseline.get());
+      const auto before = MedianExchange(*baseline_jobs, job);
       if (now) ev["job_rank_exchange_bytes_per_second"] = Round4(*now);
       if (now && before && *before > 0) {
         ev["job_exchange_ratio_to_baseline"] = Round4(*now / *before);

@@ -18,10 +18,11 @@ struct Evaluation {
 // failing detector is logged with its name and skipped.
 Evaluation Evaluate(const Window& history, const DiagnosisSettings& settings);
 
-// Every distinct instant of the window, ascending.
-std::vector<double> Instants(const Window& window);
-// The points with from <= t <= to.
-Window Slice(const Window& window, double from, double to);
+// The same evaluation as if `history` held only its points in `baseline`,
+// whose instants are instants[0, end): read in place (the replay's step).
+Evaluation EvaluateAt(const Window& history,
+                      const std::vector<double>& instants, size_t end,
+                      TimeRange baseline, const DiagnosisSettings& settings);
 
 struct ReplayResult {
   std::vector<Diagnosis> active;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include "diagnosis/diagnosis.h"
@@ -9,11 +11,34 @@
 
 namespace trainscope::diagnosis {
 
+// Stats computed on first use. The baseline (the whole history) costs as
+// much as the rest of an evaluation, and only two detectors read it, for a
+// few pods: the cluster view's replay evaluates 40 times per report.
+class LazyStats {
+ public:
+  // Already computed (tests, the agent's single evaluation).
+  LazyStats(const WindowStats& ready) : ready_(&ready) {}  // NOLINT: implicit
+  explicit LazyStats(std::function<WindowStats()> compute)
+      : compute_(std::move(compute)) {}
+
+  const WindowStats& get() const {
+    if (ready_) return *ready_;
+    if (!value_) value_ = compute_();
+    return *value_;
+  }
+
+ private:
+  const WindowStats* ready_ = nullptr;
+  std::function<WindowStats()> compute_;
+  mutable std::optional<WindowStats> value_;
+};
+
 // Everything a detector may look at for one evaluation. Detectors are pure:
 // same input, same findings.
 struct DetectorInput {
-  const WindowStats& recent;            // the evaluation window
-  const WindowStats& baseline;          // the longer history (input_io_bound)
+  const WindowStats& recent;  // the evaluation window
+  // The longer history (input_io_bound, allreduce_slow_link).
+  LazyStats baseline;
   const std::vector<JobTraffic>& jobs;  // PS traffic of `recent`
   // PS traffic over the straggler window (StragglerSettings::window_samples,
   // never shorter than `recent`).
@@ -36,6 +61,13 @@ void DetectMemoryPressure(const DetectorInput& in, const MemorySettings& s,
                           std::vector<Finding>& out);
 void DetectInputIoBound(const DetectorInput& in, const InputIoSettings& s,
                         std::vector<Finding>& out);
+// The cluster view evaluates a large cluster in batches of whole jobs
+// (agent/cli/report_batches.h); each batch names only its own pods on a
+// node's link. Merges the node-level network_saturated diagnoses of a node
+// into one listing the busiest pods of all batches, and drops them where a
+// pod-level one on the node's NIC says one pod fills the link.
+std::vector<Diagnosis> MergeNodeLinkDiagnoses(std::vector<Diagnosis> all,
+                                              const NetworkSettings& s);
 void DetectGpuUnderutilized(const DetectorInput& in, const GpuSettings& s,
                             std::vector<Finding>& out);
 void DetectAllreduceStraggler(const DetectorInput& in,

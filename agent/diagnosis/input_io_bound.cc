@@ -33,7 +33,7 @@ void DetectInputIoBound(const DetectorInput& in, const InputIoSettings& s,
         if (other != key) others.push_back(r);
       }
       const double peers = others.size() >= 2 ? Median(others) : 0;
-      const double own = WorkerPsExchange(in.baseline, key).value_or(0);
+      const double own = WorkerPsExchange(in.baseline.get(), key).value_or(0);
       const double expected = std::max(peers, own);
       if (expected <= 0 || exchange >= s.drop_ratio * expected) continue;
       Finding f;

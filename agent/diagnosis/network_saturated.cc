@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
+#include <map>
 #include <set>
 
 #include "diagnosis/detectors.h"
@@ -91,6 +93,78 @@ struct PodOnLink {
   double bytes_per_second;
 };
 
+// The figures of one node's link in its fuller direction.
+struct NodeLinkFigures {
+  std::string node;
+  bool receive = false;
+  double bytes_per_second = 0;
+  double capacity_bytes_per_second = 0;
+};
+
+// A pod's share of a node link, as listed in the evidence.
+struct PodOnNodeLink {
+  std::string namespace_name;
+  std::string pod;
+  std::string training_job;
+  double bytes_per_second = 0;
+};
+
+Diagnosis NodeLinkDiagnosis(const NodeLinkFigures& link,
+                            const std::vector<PodOnNodeLink>& pods,
+                            const NetworkSettings& s) {
+  const double speed = link.capacity_bytes_per_second;
+  const double ratio = link.bytes_per_second / speed;
+  Diagnosis d;
+  d.kind = std::string(kNetworkSaturated);
+  d.severity =
+      ratio >= s.critical_ratio ? Severity::kCritical : Severity::kWarning;
+  d.node = link.node;
+  // One job filling the link owns the diagnosis; several share it.
+  std::set<std::pair<std::string, std::string>> jobs;
+  for (const auto& p : pods) jobs.insert({p.namespace_name, p.training_job});
+  if (jobs.size() == 1) {
+    d.namespace_name = jobs.begin()->first;
+    d.training_job = jobs.begin()->second;
+  }
+  const char* direction = link.receive ? "receive" : "transmit";
+  nlohmann::json listed = nlohmann::json::array();
+  std::string names;
+  for (const auto& p : pods) {
+    listed.push_back({{"namespace", p.namespace_name},
+                      {"pod", p.pod},
+                      {"training_job", p.training_job},
+                      {"bytes_per_second", Round4(p.bytes_per_second)},
+                      {"link_share", Round4(p.bytes_per_second / speed)}});
+    if (!names.empty()) names += ", ";
+    names +=
+        fmt::format("{} ({:.0f}%)", p.pod, p.bytes_per_second / speed * 100);
+  }
+  d.evidence = {{"scope", "node"},
+                {"direction", direction},
+                {"bytes_per_second", Round4(link.bytes_per_second)},
+                {"capacity_bytes_per_second", Round4(speed)},
+                {"utilization_ratio", Round4(ratio)},
+                {"capacity_source", "node_nic"},
+                {"pods", listed}};
+  d.summary = fmt::format(
+      "Node {}'s link {}s {:.1f} Mbit/s, {:.0f}% of its {:.0f} Mbit/s, "
+      "filled by several pods{}{}.",
+      link.node, direction, link.bytes_per_second * 8 / 1e6, ratio * 100,
+      speed * 8 / 1e6, names.empty() ? "" : ": ", names);
+  d.recommendations.push_back(fmt::format(
+      "Spread the pods that share {}'s link over more nodes "
+      "(topologySpreadConstraints or pod anti-affinity on "
+      "kubernetes.io/hostname), PS of one job on different nodes first.",
+      link.node));
+  d.recommendations.push_back(
+      "Partition large variables over all PS so no node carries most of "
+      "the job's PS traffic; cut bytes per step (fp16 or compressed "
+      "gradients, larger batches).");
+  d.recommendations.push_back(
+      "Use faster NICs (10/25 GbE) for nodes that host parameter servers.");
+  return d;
+}
+
 // The node's link is full but no pod alone fills it (that is the pod-level
 // finding): name the node and the pods that share it.
 void DetectNodeLink(const DetectorInput& in, const NetworkSettings& s,
@@ -126,59 +200,16 @@ void DetectNodeLink(const DetectorInput& in, const NetworkSettings& s,
   });
   if (pods.size() > s.node_pods_listed) pods.resize(s.node_pods_listed);
 
+  std::vector<PodOnNodeLink> listed;
+  for (const auto& p : pods) {
+    listed.push_back({p.pod->meta.namespace_name, p.pod->meta.pod,
+                      p.pod->meta.training_job, p.bytes_per_second});
+  }
   Finding f;
   f.level =
       ratio >= s.enter_ratio ? Finding::Level::kEnter : Finding::Level::kHold;
-  Diagnosis& d = f.diagnosis;
-  d.kind = std::string(kNetworkSaturated);
-  d.severity =
-      ratio >= s.critical_ratio ? Severity::kCritical : Severity::kWarning;
-  d.node = node;
-  // One job filling the link owns the diagnosis; several share it.
-  std::set<std::pair<std::string, std::string>> jobs;
-  for (const auto& p : pods) {
-    jobs.insert({p.pod->meta.namespace_name, p.pod->meta.training_job});
-  }
-  if (jobs.size() == 1) {
-    d.namespace_name = jobs.begin()->first;
-    d.training_job = jobs.begin()->second;
-  }
-  const char* direction = receive ? "receive" : "transmit";
-  nlohmann::json listed = nlohmann::json::array();
-  std::string names;
-  for (const auto& p : pods) {
-    listed.push_back({{"namespace", p.pod->meta.namespace_name},
-                      {"pod", p.pod->meta.pod},
-                      {"training_job", p.pod->meta.training_job},
-                      {"bytes_per_second", Round4(p.bytes_per_second)},
-                      {"link_share", Round4(p.bytes_per_second / speed)}});
-    if (!names.empty()) names += ", ";
-    names += fmt::format("{} ({:.0f}%)", p.pod->meta.pod,
-                         p.bytes_per_second / speed * 100);
-  }
-  d.evidence = {{"scope", "node"},
-                {"direction", direction},
-                {"bytes_per_second", Round4(*worst_rate)},
-                {"capacity_bytes_per_second", Round4(speed)},
-                {"utilization_ratio", Round4(ratio)},
-                {"capacity_source", "node_nic"},
-                {"pods", listed}};
-  d.summary = fmt::format(
-      "Node {}'s link {}s {:.1f} Mbit/s, {:.0f}% of its {:.0f} Mbit/s, "
-      "filled by several pods{}{}.",
-      node, direction, *worst_rate * 8 / 1e6, ratio * 100, speed * 8 / 1e6,
-      names.empty() ? "" : ": ", names);
-  d.recommendations.push_back(fmt::format(
-      "Spread the pods that share {}'s link over more nodes "
-      "(topologySpreadConstraints or pod anti-affinity on "
-      "kubernetes.io/hostname), PS of one job on different nodes first.",
-      node));
-  d.recommendations.push_back(
-      "Partition large variables over all PS so no node carries most of "
-      "the job's PS traffic; cut bytes per step (fp16 or compressed "
-      "gradients, larger batches).");
-  d.recommendations.push_back(
-      "Use faster NICs (10/25 GbE) for nodes that host parameter servers.");
+  f.diagnosis =
+      NodeLinkDiagnosis({node, receive, *worst_rate, speed}, listed, s);
   out.push_back(std::move(f));
 }
 
@@ -190,6 +221,78 @@ void DetectNetworkSaturated(const DetectorInput& in, const NetworkSettings& s,
   for (const auto& [node, link] : in.recent.nodes) {
     DetectNodeLink(in, s, node, link, out);
   }
+}
+
+}  // namespace trainscope::diagnosis
+
+namespace trainscope::diagnosis {
+namespace {
+
+bool IsNodeLinkDiagnosis(const Diagnosis& d) {
+  return d.kind == kNetworkSaturated && d.pod.empty() && !d.node.empty();
+}
+
+// A pod-level finding on the node's own NIC: one pod fills the link.
+bool IsPodOnNodeNic(const Diagnosis& d) {
+  return d.kind == kNetworkSaturated && !d.pod.empty() &&
+         d.evidence.value("capacity_source", "") == "node_nic";
+}
+
+NodeLinkFigures FiguresOf(const Diagnosis& d) {
+  return {d.node, d.evidence.value("direction", "") == "receive",
+          d.evidence.value("bytes_per_second", 0.0),
+          d.evidence.value("capacity_bytes_per_second", 0.0)};
+}
+
+std::vector<PodOnNodeLink> PodsOf(const Diagnosis& d) {
+  std::vector<PodOnNodeLink> pods;
+  const auto listed = d.evidence.find("pods");
+  if (listed == d.evidence.end() || !listed->is_array()) return pods;
+  for (const auto& p : *listed) {
+    pods.push_back({p.value("namespace", ""), p.value("pod", ""),
+                    p.value("training_job", ""),
+                    p.value("bytes_per_second", 0.0)});
+  }
+  return pods;
+}
+
+}  // namespace
+
+std::vector<Diagnosis> MergeNodeLinkDiagnoses(std::vector<Diagnosis> all,
+                                              const NetworkSettings& s) {
+  std::set<std::string> filled_by_one_pod;
+  std::map<std::string, std::vector<const Diagnosis*>> by_node;
+  for (const auto& d : all) {
+    if (IsPodOnNodeNic(d)) filled_by_one_pod.insert(d.node);
+    if (IsNodeLinkDiagnosis(d)) by_node[d.node].push_back(&d);
+  }
+  std::vector<Diagnosis> merged;
+  for (const auto& [node, parts] : by_node) {
+    if (filled_by_one_pod.count(node)) continue;
+    std::vector<PodOnNodeLink> pods;
+    std::set<std::pair<std::string, std::string>> seen;
+    auto since = parts.front()->since;
+    for (const Diagnosis* d : parts) {
+      since = std::min(since, d->since);
+      for (auto& p : PodsOf(*d)) {
+        if (seen.insert({p.namespace_name, p.pod}).second) {
+          pods.push_back(std::move(p));
+        }
+      }
+    }
+    std::stable_sort(pods.begin(), pods.end(),
+                     [](const auto& a, const auto& b) {
+                       return a.bytes_per_second > b.bytes_per_second;
+                     });
+    if (pods.size() > s.node_pods_listed) pods.resize(s.node_pods_listed);
+    Diagnosis d = NodeLinkDiagnosis(FiguresOf(*parts.front()), pods, s);
+    d.since = since;
+    merged.push_back(std::move(d));
+  }
+  std::erase_if(all, IsNodeLinkDiagnosis);
+  all.insert(all.end(), std::make_move_iterator(merged.begin()),
+             std::make_move_iterator(merged.end()));
+  return all;
 }
 
 }  // namespace trainscope::diagnosis

@@ -1,8 +1,10 @@
 #pragma once
 
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -156,19 +158,35 @@ struct WindowStats {
 // interval where the counter went down or the instance changed (reset,
 // restart) counts neither bytes nor time, so a restart never produces a
 // negative or inflated rate.
-std::optional<double> CounterRate(const std::vector<PodPoint>& points,
+std::optional<double> CounterRate(std::span<const PodPoint> points,
                                   std::optional<double> PodPoint::*field);
 // The same increase without dividing by time.
-std::optional<double> CounterIncrease(const std::vector<PodPoint>& points,
+std::optional<double> CounterIncrease(std::span<const PodPoint> points,
                                       std::optional<double> PodPoint::*field);
-std::optional<double> GaugeMean(const std::vector<PodPoint>& points,
+std::optional<double> GaugeMean(std::span<const PodPoint> points,
                                 std::optional<double> PodPoint::*field);
-std::optional<double> GaugeLast(const std::vector<PodPoint>& points,
+std::optional<double> GaugeLast(std::span<const PodPoint> points,
                                 std::optional<double> PodPoint::*field);
 
-WindowStats ComputeStats(const Window& window);
+// Instants from <= t <= to, both included.
+struct TimeRange {
+  double from = -std::numeric_limits<double>::infinity();
+  double to = std::numeric_limits<double>::infinity();
+};
 
-// The last `count` points of every pod (a sub-window of a longer window).
+// The stats of the points in `range` (default: all), read in place: the
+// cluster view's replay evaluates 40 overlapping ranges of one window
+// without copying it.
+WindowStats ComputeStats(const Window& window, TimeRange range = {});
+
+// Every distinct instant of the window, ascending.
+std::vector<double> Instants(const Window& window);
+// From the first of the last `count` instants of instants[0, end) that lie
+// in `within`, to within.to; empty (from = to = +inf) when there is none.
+TimeRange LastInstants(const std::vector<double>& instants, size_t end,
+                       size_t count, TimeRange within);
+
+// The last `count` instants of the window as a copy (tests, tools).
 Window Tail(const Window& window, size_t count);
 
 }  // namespace trainscope::diagnosis

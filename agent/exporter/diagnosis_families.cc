@@ -35,6 +35,7 @@ void AppendDiagnosisFamilies(const ExportContext& ctx,
       prometheus::MetricType::Gauge);
   if (const auto& pods = ctx.snapshot().pods) {
     for (const auto& pod : *pods) {
+      if (!ctx.Exports(pod)) continue;
       const std::pair<const char*, const char*> annotations[] = {
           {"kubernetes.io/ingress-bandwidth", "receive"},
           {"kubernetes.io/egress-bandwidth", "transmit"}};

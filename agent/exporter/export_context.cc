@@ -1,12 +1,24 @@
 #include "exporter/export_context.h"
 
+#include <algorithm>
+
 namespace trainscope {
 
-ExportContext::ExportContext(const Snapshot& snapshot, std::string node)
-    : snapshot_(snapshot), node_(std::move(node)) {
+bool PodFilter::Exports(const PodInfo& pod) const {
+  if (training_only && pod.role == Role::kUnknown) return false;
+  return namespaces.empty() ||
+         std::find(namespaces.begin(), namespaces.end(), pod.namespace_name) !=
+             namespaces.end();
+}
+
+ExportContext::ExportContext(const Snapshot& snapshot, std::string node,
+                             PodFilter filter)
+    : snapshot_(snapshot), node_(std::move(node)), filter_(std::move(filter)) {
   if (snapshot_.pods) {
     by_uid_.reserve(snapshot_.pods->size());
-    for (const auto& pod : *snapshot_.pods) by_uid_[pod.uid] = &pod;
+    for (const auto& pod : *snapshot_.pods) {
+      if (filter_.Exports(pod)) by_uid_[pod.uid] = &pod;
+    }
   }
 }
 

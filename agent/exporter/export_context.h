@@ -13,15 +13,29 @@
 
 namespace trainscope {
 
+// Which pods get pod- and container-level series (--pod-filter,
+// --pod-namespaces). Only the exposition is filtered: the detectors and the
+// agent's own report see every pod (docs/metrics.md, "Pod filter").
+struct PodFilter {
+  bool training_only = false;           // pods with a known training role
+  std::vector<std::string> namespaces;  // empty = every namespace
+
+  bool Exports(const PodInfo& pod) const;
+};
+
 // What every section of the exposition needs besides the snapshot.
 class ExportContext {
  public:
-  ExportContext(const Snapshot& snapshot, std::string node);
+  ExportContext(const Snapshot& snapshot, std::string node,
+                PodFilter filter = {});
 
   const Snapshot& snapshot() const { return snapshot_; }
   const std::string& node() const { return node_; }
-  // The pod with this UID, or nullptr when discovery no longer knows it.
+  // The pod with this UID, or nullptr when discovery no longer knows it or
+  // the pod filter leaves it out.
   const PodInfo* FindPod(const std::string& uid) const;
+  // Whether the pod filter exports this pod.
+  bool Exports(const PodInfo& pod) const { return filter_.Exports(pod); }
   // namespace, pod, training_job, role, replica_index (empty values for
   // unknown identity, so every pod series has the same label names).
   LabelMap PodLabels(const PodInfo& pod) const;
@@ -29,6 +43,7 @@ class ExportContext {
  private:
   const Snapshot& snapshot_;
   std::string node_;
+  PodFilter filter_;
   std::unordered_map<std::string, const PodInfo*> by_uid_;
 };
 

@@ -47,9 +47,11 @@ ProcessUsage ReadSelfUsage() {
 }  // namespace
 
 Exporter::Exporter(const History& history, std::string node,
-                   std::vector<FamilySection> sections, SelfStats self)
+                   std::vector<FamilySection> sections, SelfStats self,
+                   PodFilter pod_filter)
     : history_(history),
       node_(std::move(node)),
+      pod_filter_(std::move(pod_filter)),
       sections_(std::move(sections)),
       self_(std::move(self)),
       registry_(std::make_shared<prometheus::Registry>()) {
@@ -63,7 +65,7 @@ Exporter::Exporter(const History& history, std::string node,
 std::vector<prometheus::MetricFamily> Exporter::Collect() const {
   std::vector<prometheus::MetricFamily> families;
   if (auto snapshot = history_.Latest()) {
-    ExportContext ctx(*snapshot, node_);
+    ExportContext ctx(*snapshot, node_, pod_filter_);
     for (const FamilySection& section : sections_) section(ctx, families);
   }
   AppendSelfFamilies(families);

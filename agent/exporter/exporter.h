@@ -28,7 +28,8 @@ struct SelfStats {
 class Exporter {
  public:
   Exporter(const History& history, std::string node,
-           std::vector<FamilySection> sections, SelfStats self);
+           std::vector<FamilySection> sections, SelfStats self,
+           PodFilter pod_filter = {});
 
   // Text exposition format 0.0.4. Before the first sample, only the agent's
   // own metrics are rendered.
@@ -41,6 +42,7 @@ class Exporter {
 
   const History& history_;
   const std::string node_;
+  const PodFilter pod_filter_;
   const std::vector<FamilySection> sections_;
   const SelfStats self_;
   std::shared_ptr<prometheus::Registry> registry_;

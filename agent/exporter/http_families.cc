@@ -31,6 +31,13 @@ void AppendHttpFamilies(const HttpServerStats& stats, const HttpLimits& limits,
   closed.Add({{"reason", "header_timeout"}},
              static_cast<double>(stats.header_timeouts_total));
   closed.MoveInto(out);
+  FamilyBuilder refused(
+      "trainscope_http_unauthorized_requests_total",
+      "HTTP requests refused by --web-config-file: 401 (missing or wrong "
+      "credentials) or 403 (no valid client certificate).",
+      MetricType::Counter);
+  refused.Add({}, static_cast<double>(stats.unauthorized_total));
+  refused.MoveInto(out);
 }
 
 }  // namespace trainscope

@@ -154,10 +154,12 @@ void AppendPodFamilies(const ExportContext& ctx,
                        std::vector<prometheus::MetricFamily>& out) {
   const Snapshot& snapshot = ctx.snapshot();
   FamilyBuilder info("trainscope_pod_info",
-                     "1 for every pod the agent knows, with its identity.",
+                     "1 for every pod the agent exports (--pod-filter), with "
+                     "its identity.",
                      MetricType::Gauge);
   if (snapshot.pods) {
     for (const auto& pod : *snapshot.pods) {
+      if (!ctx.Exports(pod)) continue;
       auto labels = WithLabels(
           ctx.PodLabels(pod),
           {{"node", pod.node.empty() ? ctx.node() : pod.node},
@@ -170,6 +172,17 @@ void AppendPodFamilies(const ExportContext& ctx,
     }
   }
   info.MoveInto(out);
+  size_t left_out = 0;
+  if (snapshot.pods) {
+    for (const auto& pod : *snapshot.pods) left_out += !ctx.Exports(pod);
+  }
+  FamilyBuilder("trainscope_pods_not_exported",
+                "Pods of this node the agent watches but exports no pod or "
+                "container series for (--pod-filter, --pod-namespaces); the "
+                "diagnosis still sees them.",
+                MetricType::Gauge)
+      .Add({{"node", ctx.node()}}, static_cast<double>(left_out))
+      .MoveInto(out);
 
   std::vector<CgroupSeries> pod_series, container_series;
   std::vector<std::pair<LabelMap, const NetDevCounters*>> network;

@@ -61,6 +61,10 @@ def case(work, name):
                                   if d.get("severity") in ("warning",
                                                            "critical")})
         res["diagnoses"] = [list(d) for d in res["diagnoses"]][:20]
+        res["ps_traffic_share"] = {
+            j["namespace"] + "/" + j["training_job"]: j.get("ps_traffic_share")
+            for j in report.get("jobs", [])}
+        res["batches"] = report.get("source", {}).get("batches")
         res["pods_in_report"] = sum(
             len(j.get("ps", [])) + len(j.get("workers", []))
             for j in report.get("jobs", []))
@@ -119,6 +123,8 @@ def main():
         "cases": {"whole_cluster": case(w, "cluster"),
                   "one_job": case(w, "job")},
     }
+    if os.path.exists(os.path.join(w, "unbatched.rc")):
+        result["cases"]["whole_cluster_one_window"] = case(w, "unbatched")
     rows = [("series", "%d" % summary["series"]),
             ("samples", "%d" % summary["samples"]),
             ("TSDB size", mib(args.tsdb_bytes))]
@@ -130,7 +136,10 @@ def main():
                  ("import peak RSS", "%.0f MiB" %
                   (imp["import_max_rss_kib"] / 1024))]
     for label, key in (("whole cluster", "whole_cluster"),
-                       ("one job", "one_job")):
+                       ("one job", "one_job"),
+                       ("whole cluster, one window", "whole_cluster_one_window")):
+        if key not in result["cases"]:
+            continue
         c = result["cases"][key]
         status = "ok" if c["rc"] == 0 else "FAILED rc=%d" % c["rc"]
         rows += [
@@ -140,7 +149,7 @@ def main():
                 c.get("user_seconds", float("nan")) +
                 c.get("system_seconds", float("nan")),
                 c.get("max_rss_mib", float("nan")), status,
-                "" if key == "one_job" else
+                "" if key != "whole_cluster" else
                 (" target <%d s, <%d MiB: %s" % (
                     WALL_TARGET_S, RSS_TARGET_MIB,
                     "pass" if c["meets_targets"] else "miss")))),
@@ -153,8 +162,7 @@ def main():
         summary["nodes"], summary["pods"], args.range, args.step))
     for k, v in rows:
         print("  %-*s  %s" % (width, k, v))
-    for key in ("whole_cluster", "one_job"):
-        c = result["cases"][key]
+    for key, c in result["cases"].items():
         if c.get("stderr"):
             print("  %s stderr: %s" % (key, c["stderr"].strip()[-300:]))
     if args.out:
@@ -176,6 +184,18 @@ def main():
         if hot not in result["cases"]["one_job"]["diagnoses"]:
             print("check failed: the one-job report does not name %s" % hot)
             return 1
+        one = result["cases"].get("whole_cluster_one_window")
+        if one is not None:
+            whole = result["cases"]["whole_cluster"]
+            for field in ("diagnoses", "ps_traffic_share"):
+                if whole.get(field) != one.get(field):
+                    print("check failed: %s differ between %s batches and one"
+                          " window: %s vs %s" % (field, whole.get("batches"),
+                                                 whole.get(field),
+                                                 one.get(field)))
+                    return 1
+            print("check passed: %s batches give the one window's answer" %
+                  whole.get("batches"))
         print("check passed: both views name %s %s" % tuple(hot))
     return 0
 

@@ -9,7 +9,7 @@
 #        [--minutes 30] [--shards N] [--tsdb DIR] [--trainscope BIN]
 #        [--range 600] [--step 15] [--memory-limit-mib 8192]
 #        [--max-samples 50000000] [--import-only] [--check] [--out FILE]
-#        [--note TEXT]
+#        [--batch-pods N] [--compare-unbatched] [--note TEXT]
 #
 # --shards N imports the cluster in N parts (by node), each generated to a
 #   file, imported with `promtool tsdb create-blocks-from openmetrics` and
@@ -19,6 +19,11 @@
 #   Without it everything lives in a temporary folder removed on exit.
 #   The import's figures are kept in DIR/trainscope-import.json.
 # --import-only stops after the import (with --tsdb: prepare a big run).
+# --batch-pods N passes N to the whole-cluster report (default: the CLI's
+#   own, 2000 pods per batch).
+# --compare-unbatched also runs the whole cluster in one window
+#   (--batch-pods 0) and, with --check, requires the same diagnoses and PS
+#   shares from both (the batching must not change the answer).
 # --check exits 1 unless both reports ran and the whole-cluster one names the
 #   generated hot PS (the ctest smoke); 77 when prometheus/promtool are missing.
 # --memory-limit-mib caps the CLI's address space so a run that would eat
@@ -43,6 +48,8 @@ OUT=""
 NOTE=""
 IMPORT_ONLY=0
 CHECK=""
+BATCH=()
+COMPARE=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) NODES=$2; shift 2 ;;
@@ -57,9 +64,11 @@ while [ $# -gt 0 ]; do
     --max-samples) MAX_SAMPLES=$2; shift 2 ;;
     --import-only) IMPORT_ONLY=1; shift ;;
     --check) CHECK=--check; shift ;;
+    --batch-pods) BATCH=(--batch-pods "$2"); shift 2 ;;
+    --compare-unbatched) COMPARE=1; shift ;;
     --out) OUT=$2; shift 2 ;;
     --note) NOTE=$2; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -183,8 +192,9 @@ measure() {
   set -e
   cp "$WORK/queries.jsonl" "$WORK/$name.queries.jsonl"
 }
-measure cluster
+measure cluster "${BATCH[@]}"
 measure job --namespace "$JOB_NS" --job "$JOB"
+[ "$COMPARE" = 1 ] && measure unbatched --batch-pods 0
 curl -fs "$URL/metrics" | grep -E '^(process_resident_memory_bytes|prometheus_tsdb_head_series|go_memstats_heap_inuse_bytes) ' >"$WORK/prometheus.metrics" || true
 ps -o rss= -p "$PROM_PID" >"$WORK/prometheus.rss" || true
 

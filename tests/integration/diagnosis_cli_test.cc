@@ -212,9 +212,13 @@ TEST(ReportAnswersTest, JsonThatIsNoReport) {
   auto r = Report({"--agent", server.url()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("is not a Trainscope report"));
+  // The first query lists the pods to cut batches from (an instant vector).
   auto p = Report({"--prometheus", server.url()});
   EXPECT_EQ(p.exit_code, 1);
-  EXPECT_THAT(p.err, HasSubstr("gave no matrix"));
+  EXPECT_THAT(p.err, HasSubstr("gave no vector for group by"));
+  auto one_window = Report({"--prometheus", server.url(), "--batch-pods", "0"});
+  EXPECT_EQ(one_window.exit_code, 1);
+  EXPECT_THAT(one_window.err, HasSubstr("gave no matrix"));
 }
 
 TEST(ReportAnswersTest, HttpErrorCarriesTheReason) {

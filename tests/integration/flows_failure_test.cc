@@ -192,7 +192,8 @@ TEST_F(FlowsFailureTest, TinyMapEvictsCountsEvictionsAndKeepsGoing) {
   WritePods({pod(a, "map-a", 0), pod(b, "map-b", 1)});
   const int port = FreePort();
   auto args = Args(port);
-  args.insert(args.end(), {"--flow-map-entries", "4"});
+  // map-a and map-b have no training role: export them anyway.
+  args.insert(args.end(), {"--flow-map-entries", "4", "--pod-filter", "all"});
   AgentProcess agent(args);
   ASSERT_TRUE(agent.WaitHttpOk(port, "/readyz", 10s)) << agent.Stderr();
   std::this_thread::sleep_for(1500ms);

@@ -65,25 +65,15 @@ TEST_P(GoldenTest, MetricsMatchGolden) {
   const bool gpu = fs::exists(nvml_json);
   const int port = FreePort();
   AgentProcess agent(
-      {"--listen",
-       "127.0.0.1:" + std::to_string(port),
-       "--interval",
-       "0.2",
-       "--node-name",
-       "node-a",
-       "--discovery",
-       "file",
-       "--pod-file",
-       (host / "pods.json").string(),
-       "--host-proc",
-       (host / "proc").string(),
-       "--host-sys",
-       (host / "sys").string(),
-       "--cgroup-root",
-       (host / "sys" / "fs" / "cgroup").string(),
-       "--flows",
-       "off",
-       "--nvml-library",
+      {"--listen", "127.0.0.1:" + std::to_string(port), "--interval", "0.2",
+       "--node-name", "node-a", "--discovery", "file", "--pod-file",
+       (host / "pods.json").string(), "--host-proc", (host / "proc").string(),
+       "--host-sys", (host / "sys").string(), "--cgroup-root",
+       (host / "sys" / "fs" / "cgroup").string(), "--flows", "off",
+       // Every fixture pod, so each cgroup layout's non-training pods
+       // (BestEffort, Burstable) stay pinned; the default filter has its
+       // own test (pod_filter_test.cc).
+       "--pod-filter", "all", "--nvml-library",
        gpu ? TRAINSCOPE_FAKE_NVML : "/nonexistent/libnvidia-ml.so.1"},
       {"TRAINSCOPE_FAKE_NVML_CONFIG=" + nvml_json.string()});
   ASSERT_TRUE(agent.WaitHttpOk(port, "/readyz", std::chrono::seconds(10)))

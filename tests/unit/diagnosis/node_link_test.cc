@@ -127,5 +127,71 @@ TEST(NodeLinkTest, NodesAreDistinctDiagnoses) {
   EXPECT_EQ(DiagnosisJson(a)["node"], "node-a");
 }
 
+// The cluster view's batches: each names the pods of its own jobs on a
+// node's link; merged, one diagnosis lists the busiest of all.
+TEST(NodeLinkTest, BatchesMergeIntoOneDiagnosisPerNode) {
+  Window one = TwoPsOnOneNode(55e6);
+  Window other = one;  // another job's PS on the same node, same NIC
+  std::erase_if(other.pods, [](const auto&) { return true; });
+  {
+    WindowBuilder b;
+    b.Node(4, kGbE).NodeTraffic(0.1 * 110e6, 110e6);
+    b.Pod("big-ps-0", Role::kPs)
+        .Counter(&PodPoint::network_transmit_bytes, 60e6)
+        .Peer(Key("big-worker-0"), Role::kWorker, 0, 60e6);
+    other = b.Build();
+    for (auto& [key, t] : other.pods) t.meta.training_job = "big";
+  }
+  std::vector<Diagnosis> all;
+  for (const Window* w : {&one, &other}) {
+    for (auto& f : NodeFindings(*w)) all.push_back(f.diagnosis);
+  }
+  ASSERT_EQ(all.size(), 2u);
+  all[0].since =
+      std::chrono::system_clock::time_point(std::chrono::seconds(20));
+  all[1].since =
+      std::chrono::system_clock::time_point(std::chrono::seconds(10));
+  NetworkSettings s;
+  s.node_pods_listed = 2;
+  const auto merged = MergeNodeLinkDiagnoses(all, s);
+  ASSERT_EQ(merged.size(), 1u);
+  const Diagnosis& d = merged[0];
+  EXPECT_EQ(d.node, "node-a");
+  EXPECT_EQ(d.training_job, "");             // two jobs share the link
+  ASSERT_EQ(d.evidence["pods"].size(), 2u);  // the busiest two of three
+  EXPECT_EQ(d.evidence["pods"][0]["pod"], "big-ps-0");
+  EXPECT_EQ(d.evidence["pods"][1]["pod"], "ctr-ps-0");
+  EXPECT_NE(d.summary.find("big-ps-0"), std::string::npos) << d.summary;
+  EXPECT_EQ(d.since, all[1].since);  // the earliest start
+}
+
+TEST(NodeLinkTest, MergeDropsNodeFindingWhereOnePodFillsTheLink) {
+  std::vector<Diagnosis> all;
+  for (auto& f : NodeFindings(TwoPsOnOneNode(55e6))) {
+    all.push_back(f.diagnosis);
+  }
+  // Another batch saw one pod fill node-a's NIC alone.
+  for (auto& f : FindingsOf(kNetworkSaturated, TwoPsOnOneNode(110e6, 1))) {
+    all.push_back(f.diagnosis);
+  }
+  Diagnosis unrelated;
+  unrelated.kind = "hot_parameter_server";
+  unrelated.pod = "x";
+  all.push_back(unrelated);
+  const auto merged = MergeNodeLinkDiagnoses(all, NetworkSettings{});
+  ASSERT_EQ(merged.size(), 2u);
+  for (const auto& d : merged) EXPECT_FALSE(d.pod.empty()) << d.kind;
+}
+
+TEST(NodeLinkTest, MergeOfOneBatchChangesNothing) {
+  std::vector<Diagnosis> all;
+  for (auto& f : NodeFindings(TwoPsOnOneNode(55e6))) {
+    all.push_back(f.diagnosis);
+  }
+  const auto merged = MergeNodeLinkDiagnoses(all, NetworkSettings{});
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(DiagnosisJson(merged[0]), DiagnosisJson(all[0]));
+}
+
 }  // namespace
 }  // namespace trainscope::diagnosis::testing

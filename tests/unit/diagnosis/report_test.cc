@@ -243,7 +243,7 @@ TEST(PrometheusQueriesTest, FiltersByNamespaceAndJob) {
   bool saw_psi = false;
   for (const auto& q : queries) {
     if (q.name == "node_cpus") {
-      EXPECT_EQ(q.promql, "trainscope_node_cpu_count");
+      EXPECT_EQ(q.promql, "trainscope_node_cpus or trainscope_node_cpu_count");
       continue;
     }
     if (q.name.rfind("nic_", 0) == 0) continue;

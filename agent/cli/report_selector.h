@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trainscope/status.h"
+
+namespace trainscope::cli {
+
+// `--selector` values: PromQL label matchers (`cluster="a"`,
+// `env=~"prod|stage",region!="x"`, optionally in braces), checked and
+// rewritten in one canonical form, joined by commas, so they can be added
+// to every query of the cluster view. The error quotes the bad part.
+Status ParseSelectors(const std::vector<std::string>& selectors,
+                      std::string* matchers);
+
+}  // namespace trainscope::cli
