@@ -52,10 +52,12 @@ const SEL = config.selector;
 const CL = config.clusterLabel;
 
 // ---------------------------------------------------------------- queries
-// The node CPU count metric, in one place: issue 16 renames it
-// trainscope_node_cpus and keeps exporting this name for one release
-// (docs/metrics.md); switching is this line and a regeneration.
-const NODE_CPUS = "trainscope_node_cpu_count";
+// The node CPU count, for the instance -> node join and the CPU share. The
+// agent renamed trainscope_node_cpu_count to trainscope_node_cpus and exports
+// both for one release (docs/metrics.md); `or` keeps agents of either
+// release on the dashboards (it matches without the metric name). Dropping
+// the old name later is this line and a regeneration.
+const nodeCpus = (sel) => `(trainscope_node_cpus${sel} or trainscope_node_cpu_count${sel})`;
 // Every selector: the mixin's selector and the cluster variable. A series
 // without the cluster label matches `=~".*"` (the variable's All).
 const CM = `${CL}=~"$${CL}"`;
@@ -68,7 +70,7 @@ const REC_POD = `${CM}, namespace=~"$namespace", training_job=~"$training_job"`;
 const ON_NODE = ` and on (${CL}, namespace, pod) trainscope_pod_info{${AGENT}, node=~"$node"}`;
 // Adds the node label to the agent's own series (instance -> node).
 const AGENT_NODE =
-  ` * on (${CL}, instance) group_left (node) count by (${CL}, instance, node) (${NODE_CPUS}{${AGENT}, node=~"$node"})`;
+  ` * on (${CL}, instance) group_left (node) count by (${CL}, instance, node) (${nodeCpus(`{${AGENT}, node=~"$node"}`)})`;
 // Every aggregation keeps the cluster label.
 const by = (labels) => `by (${CL}, ${labels})`;
 
@@ -184,7 +186,7 @@ function clusterOverview() {
       [instant(`sort_desc(sum ${by("node")} (rate(trainscope_node_network_receive_bytes_total${nodeSel}[$__rate_interval])) + sum ${by("node")} (rate(trainscope_node_network_transmit_bytes_total${nodeSel}[$__rate_interval])))`, "{{node}}")], "Bps"),
     barGauge("Nodes by CPU use", "Busy fraction of each node's CPUs.",
       { h: 9, w: 12, x: 12, y: 16 },
-      [instant(`sort_desc(sum ${by("node")} (rate(trainscope_node_cpu_usage_seconds_total${nodeSel}[$__rate_interval])) / sum ${by("node")} (${NODE_CPUS}${nodeSel}))`, "{{node}}")],
+      [instant(`sort_desc(sum ${by("node")} (rate(trainscope_node_cpu_usage_seconds_total${nodeSel}[$__rate_interval])) / sum ${by("node")} (${nodeCpus(nodeSel)}))`, "{{node}}")],
       "percentunit", { min: 0, max: 1 }),
     ts("Node network receive / transmit", "Per node and NIC; transmit drawn negative.",
       { h: 8, w: 12, x: 0, y: 25 },

@@ -9,6 +9,11 @@
 # (40% of its CFS periods). tests/deploy/e2e_operator_check.mjs then checks
 # the labels of the scraped series, the rules' output and alerts, a sample
 # of dashboard queries and `trainscope report --prometheus`.
+# With --components web-config the agents serve https with a bearer token
+# (--web-config-file; the Secret the component expects is generated here:
+# CA, certificate for "trainscope-agent", token) and Prometheus scrapes
+# with the ServiceMonitor's tlsConfig and authorization; without the token
+# the agent must answer 401, with it 200.
 # Everything runs on 127.0.0.1 in a temp dir, removed on every exit path.
 #
 #   bash tests/deploy/e2e_operator.sh --agent build/agent/trainscope-agent \
@@ -74,8 +79,27 @@ for p in pods["items"]:
 json.dump(pods, open(path, "w"))
 PY
 }
+web_args=()
+secret_dir=$tmp/secrets
+if [[ ",$components," == *,web-config,* ]]; then
+  need openssl "install openssl"
+  need curl "install curl (bash scripts/install-deps.sh)"
+  sec=$secret_dir/trainscope-web-config   # the Secret of components/web-config
+  mkdir -p "$sec"
+  (
+    cd "$sec"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=trainscope-e2e-ca -keyout ca.key -out ca.crt 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=trainscope-agent -keyout tls.key -out tls.csr 2>/dev/null
+    printf 'subjectAltName=DNS:trainscope-agent\n' > san.ext
+    openssl x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out tls.crt 2>/dev/null
+    od -An -N24 -tx1 /dev/urandom | tr -d ' \n' > token
+    printf 'tls_server_config: {cert_file: tls.crt, key_file: tls.key}\nauthorization: {type: Bearer, credentials_file: token}\n' > web-config.yml
+  ) || { echo "FAIL: cannot generate the test certificate" >&2; exit 1; }
+  web_args=(--web-config-file "$sec/web-config.yml")
+fi
+
 start_agent() {  # start_agent NODE PORT
-  "$agent" --listen "127.0.0.1:$2" --interval 0.5 --node-name "$1" \
+  "$agent" "${web_args[@]}" --listen "127.0.0.1:$2" --interval 0.5 --node-name "$1" \
     --discovery file --pod-file "$tmp/$1/pods.json" \
     --host-proc "$tmp/$1/proc" --host-sys "$tmp/$1/sys" \
     --cgroup-root "$tmp/$1/sys/fs/cgroup" --flows off > "$tmp/agent-$1.log" 2>&1 &
@@ -102,10 +126,34 @@ port_b=$(free_port)
 start_agent node-a "$port_a"
 start_agent node-b "$port_b"
 
+# The agent's own authentication, before Prometheus relies on it.
+if [ ${#web_args[@]} -gt 0 ]; then
+  https_code() {  # https_code PORT PATH [curl args...]
+    local port=$1 path=$2; shift 2
+    curl -s -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$sec/ca.crt" \
+      --resolve "trainscope-agent:$port:127.0.0.1" "$@" "https://trainscope-agent:$port$path" || true
+  }
+  for ((i = 0; i < 50; i++)); do
+    [ "$(https_code "$port_a" /healthz)" = 200 ] && break
+    sleep 0.2
+  done
+  check_code() {  # check_code WANT WHAT CODE
+    if [ "$3" = "$1" ]; then echo "e2e-operator ok   $2: $3"; else echo "e2e-operator FAIL $2: $3, want $1" >&2; exit 1; fi
+  }
+  check_code 200 "https /healthz without credentials (the kubelet's probe)" "$(https_code "$port_a" /healthz)"
+  check_code 401 "https /metrics without a token" "$(https_code "$port_a" /metrics)"
+  check_code 401 "https /metrics with a wrong token" "$(https_code "$port_a" /metrics -H 'Authorization: Bearer wrong')"
+  check_code 200 "https /metrics with the Secret's token" \
+    "$(https_code "$port_a" /metrics -H "Authorization: Bearer $(cat "$sec/token")")"
+  plain=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$port_a/metrics" || true)
+  [ "$plain" != 200 ] || { echo "e2e-operator FAIL plain http served /metrics" >&2; exit 1; }
+  echo "e2e-operator ok   plain http to the TLS port gets no answer ($plain)"
+fi
+
 prom_port=$(free_port)
 gen_args=(--node "node-a=127.0.0.1:$port_a" --node "node-b=127.0.0.1:$port_b" --interval 1s
   --config-out "$tmp/prometheus.yml" --rules-out "$tmp/trainscope-rules.yaml")
-if [ -n "$components" ]; then gen_args+=(--components "$components"); fi
+if [ -n "$components" ]; then gen_args+=(--components "$components" --secret-dir "$secret_dir"); fi
 node "$DEPLOY_DIR/operator_config.mjs" "${gen_args[@]}"
 promtool check config "$tmp/prometheus.yml" > "$tmp/promtool.log" 2>&1 || { cat "$tmp/promtool.log"; exit 1; }
 prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \

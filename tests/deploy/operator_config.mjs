@@ -13,15 +13,43 @@
 //
 //   node operator_config.mjs --variant daemonset --node node-a=127.0.0.1:9001 \
 //        [--node node-b=...] --interval 1s --config-out prometheus.yml --rules-out rules.yaml
-//   (--components podmonitor instead of --variant: the base with those components)
+//   (--components podmonitor instead of --variant: the base with those components;
+//    --secret-dir DIR: the monitor's Secret references as files DIR/<name>/<key>)
 import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import YAML from "yaml";
 import { render, renderKustomization, find } from "./render.mjs";
 
 const sanitize = (name) => name.replace(/[^a-zA-Z0-9_]/g, "_");
 const SUPPORTED_SPEC = new Set(["jobLabel", "selector", "endpoints", "podMetricsEndpoints", "namespaceSelector"]);
-const SUPPORTED_ENDPOINT = new Set(["port", "path", "honorLabels", "interval", "scrapeTimeout", "relabelings", "scheme"]);
+const SUPPORTED_ENDPOINT = new Set(["port", "path", "honorLabels", "interval", "scrapeTimeout", "relabelings", "scheme",
+  "tlsConfig", "authorization"]);
+
+// Secret references (Operator: {name, key} in the monitor's namespace) as
+// files: the Operator copies them into the Prometheus pod; here they are
+// read from SECRET_DIR/<name>/<key>, which the test writes.
+function secretFile(ref, secretDir, what) {
+  if (!ref?.name || !ref?.key) throw new Error(`${what}: want a Secret reference {name, key}`);
+  if (!secretDir) throw new Error(`${what}: Secret ${ref.name} needs --secret-dir`);
+  return join(secretDir, ref.name, ref.key);
+}
+function tlsConfig(t, secretDir) {
+  const out = {};
+  for (const [k, v] of Object.entries(t)) {
+    if (k === "ca") out.ca_file = secretFile(v.secret, secretDir, "tlsConfig.ca");
+    else if (k === "serverName") out.server_name = v;
+    else if (k === "insecureSkipVerify") out.insecure_skip_verify = v;
+    else throw new Error(`tlsConfig field ${k} is not implemented by operator_config.mjs`);
+  }
+  return out;
+}
+function authorization(a, secretDir) {
+  for (const k of Object.keys(a)) {
+    if (!["type", "credentials"].includes(k)) throw new Error(`authorization field ${k} is not implemented by operator_config.mjs`);
+  }
+  return { type: a.type ?? "Bearer", credentials_file: secretFile(a.credentials, secretDir, "authorization.credentials") };
+}
 
 // The endpoint's relabelings as Prometheus relabel_configs (the CRD's
 // camelCase fields to Prometheus's snake_case).
@@ -163,7 +191,7 @@ function discoveredTargets(objects, monitor, endpoint, nodes) {
 }
 
 // Every scrape job of `monitor` with the static stand-in for discovery.
-export function scrapeJobs(objects, monitor, nodes) {
+export function scrapeJobs(objects, monitor, nodes, secretDir) {
   const endpoints = monitor.spec.endpoints ?? monitor.spec.podMetricsEndpoints;
   return endpoints.map((endpoint, i) => {
     checkSupported(monitor, endpoint);
@@ -178,6 +206,8 @@ export function scrapeJobs(objects, monitor, nodes) {
       ...(endpoint.scrapeTimeout ? { scrape_timeout: endpoint.scrapeTimeout } : {}),
       metrics_path: endpoint.path ?? "/metrics",
       scheme: endpoint.scheme ?? "http",
+      ...(endpoint.tlsConfig ? { tls_config: tlsConfig(endpoint.tlsConfig, secretDir) } : {}),
+      ...(endpoint.authorization ? { authorization: authorization(endpoint.authorization, secretDir) } : {}),
       relabel_configs: job.relabel_configs,
     };
   });
@@ -186,10 +216,10 @@ export function scrapeJobs(objects, monitor, nodes) {
 // The whole prometheus.yml: the Operator's global section, the PrometheusRule
 // files, the monitor's jobs. `interval` overrides the endpoint's interval
 // (tests scrape faster than the shipped 15 s).
-export function prometheusConfig(objects, { nodes, interval, ruleFiles }) {
+export function prometheusConfig(objects, { nodes, interval, ruleFiles, secretDir }) {
   const monitors = objects.filter((o) => o.kind === "ServiceMonitor" || o.kind === "PodMonitor");
   if (monitors.length !== 1) throw new Error(`want one ServiceMonitor or PodMonitor, found ${monitors.length}`);
-  const jobs = scrapeJobs(objects, monitors[0], nodes);
+  const jobs = scrapeJobs(objects, monitors[0], nodes, secretDir);
   for (const j of jobs) {
     if (interval) {
       j.scrape_interval = interval;
@@ -236,7 +266,8 @@ components: [${args.components.split(",").map((c) => `"@REPO@/daemonset/componen
     if (!nodes.length) throw new Error("give at least one --node NAME=HOST:PORT");
     writeFileSync(args["rules-out"], YAML.stringify(ruleFile(objects), { lineWidth: 0 }));
     writeFileSync(args["config-out"], YAML.stringify(
-      prometheusConfig(objects, { nodes, interval: args.interval, ruleFiles: [args["rules-out"]] }), { lineWidth: 0 }));
+      prometheusConfig(objects, { nodes, interval: args.interval, ruleFiles: [args["rules-out"]], secretDir: args["secret-dir"] }),
+      { lineWidth: 0 }));
     console.log(`operator_config: ${args["config-out"]} (${args.components ?? args.variant ?? "daemonset"}, ${nodes.length} targets)`);
   } catch (e) {
     console.error(`operator_config: ${e.message}`);
