@@ -189,6 +189,18 @@ try {
     ok(diags.every((d) => !d.namespace || FIXTURE_NAMESPACES.has(d.namespace)), "the report names no namespace but the fixture's");
     ok(!/exported_|"trainscope-agent-node-/.test(r.stdout), "the report shows no exported_* label or agent pod");
   }
+  // --selector with the labels the Operator's job gives the series: the
+  // mixin's selector keeps the diagnosis, a job nobody has removes it.
+  const withSelector = (sel) => {
+    const x = spawnSync(args.cli, ["report", "--prometheus", base, "--range", "60", "--step", "2", "--json", "--selector", sel],
+      { encoding: "utf8", timeout: 60000 });
+    return x.status === 0 ? (JSON.parse(x.stdout).diagnoses ?? []) : null;
+  };
+  const same = withSelector('job="trainscope-agent"');
+  ok(same?.some((d) => d.kind === "cpu_throttled" && d.pod === "ctr-worker-0"),
+    `report --selector 'job="trainscope-agent"' keeps the diagnosis`);
+  const none = withSelector('job="someone-else"');
+  ok(none !== null && none.length === 0, `report --selector 'job="someone-else"' finds nothing (${none?.length} diagnoses)`);
 } catch (e) {
   ok(false, e.message);
 }
