@@ -1,281 +1,256 @@
 #!/usr/bin/env node
-// Generates the Grafana dashboards (dashboards/*.json) and the Prometheus
-// Operator PrometheusRule (daemonset/base/prometheusrule.yaml, from
-// dashboards/alerts.yaml). The generated files are committed so users can
-// import or apply them directly.
+// Generates, from the mixin sources and the settings of dashboards/mixin.yaml
+// (selector, cluster label, runbook URL pattern; docs/dashboards.md):
+// - the Grafana dashboards (dashboards/*.json, and copies for kustomize's
+//   configMapGenerator in daemonset/components/grafana-dashboards/),
+// - the rules file dashboards/alerts.yaml (from dashboards/alerts.src.yaml)
+//   and the Prometheus Operator PrometheusRule daemonset/base/prometheusrule.yaml.
+// The dashboards are built with Grafana's Foundation SDK
+// (@grafana/grafana-foundation-sdk, version pinned in tests/deploy/package.json;
+// helpers in dashboards/sdk.mjs). The generated files are committed so users
+// can import or apply them.
 //
 //   node dashboards/generate.mjs          # rewrite the generated files
 //   node dashboards/generate.mjs --check  # exit 1 when one is out of date
+//   node dashboards/generate.mjs --config my-mixin.yaml --out DIR
+//                                         # your settings: alerts.yaml,
+//                                         # prometheusrule.yaml, *.json in DIR
 //
-// Needs the `yaml` package: `npm ci --prefix tests/deploy` (tests/deploy/package.json).
-import { readFileSync, writeFileSync, existsSync } from "node:fs";
+// Needs the packages of tests/deploy: `npm ci --prefix tests/deploy` (or the
+// deploy.npm_ci test).
+import { readFileSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
+import {
+  q, instant, tableQuery, ts, statPanel, barGauge, tablePanel, row, queryVariable, buildDashboard,
+} from "./sdk.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(join(root, "tests/deploy/package.json"));
 const YAML = require("yaml");
 
-const DS = { type: "prometheus", uid: "${datasource}" };
+const argValue = (name) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const configPath = argValue("--config");
+const outDir = argValue("--out");
+const defaults = YAML.parse(readFileSync(join(root, "dashboards/mixin.yaml"), "utf8"));
+const config = { ...defaults, ...(configPath ? YAML.parse(readFileSync(configPath, "utf8")) : {}) };
+for (const key of ["selector", "clusterLabel", "runbookURLPattern"]) {
+  if (typeof config[key] !== "string" || !config[key]) {
+    console.error(`generate: mixin setting "${key}" must be a non-empty string (dashboards/mixin.yaml)`);
+    process.exit(2);
+  }
+}
+if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(config.clusterLabel)) {
+  console.error(`generate: clusterLabel "${config.clusterLabel}" is not a Prometheus label name`);
+  process.exit(2);
+}
+const SEL = config.selector;
+const CL = config.clusterLabel;
 
-// ---------------------------------------------------------------- helpers
-const SEL_POD = 'namespace=~"$namespace", training_job=~"$training_job"';
+// ---------------------------------------------------------------- queries
+// The node CPU count, for the instance -> node join and the CPU share. The
+// agent renamed trainscope_node_cpu_count to trainscope_node_cpus and exports
+// both for one release (docs/metrics.md); `or` keeps agents of either
+// release on the dashboards (it matches without the metric name). Dropping
+// the old name later is this line and a regeneration.
+const nodeCpus = (sel) => `(trainscope_node_cpus${sel} or trainscope_node_cpu_count${sel})`;
+// Every selector: the mixin's selector and the cluster variable. A series
+// without the cluster label matches `=~".*"` (the variable's All).
+const CM = `${CL}=~"$${CL}"`;
+const AGENT = `${SEL}, ${CM}`;
+const SEL_POD = `${AGENT}, namespace=~"$namespace", training_job=~"$training_job"`;
+// Recording rules' output has no job label: only the cluster and pod matchers.
+const REC_POD = `${CM}, namespace=~"$namespace", training_job=~"$training_job"`;
 // Keeps pod series whose pod runs on a selected node (pod series carry no
 // node label; trainscope_pod_info does).
-const ON_NODE =
-  ' and on (namespace, pod) trainscope_pod_info{node=~"$node"}';
+const ON_NODE = ` and on (${CL}, namespace, pod) trainscope_pod_info{${AGENT}, node=~"$node"}`;
 // Adds the node label to the agent's own series (instance -> node).
 const AGENT_NODE =
-  ' * on (instance) group_left (node) count by (instance, node) (trainscope_node_cpu_count{job="trainscope-agent", node=~"$node"})';
+  ` * on (${CL}, instance) group_left (node) count by (${CL}, instance, node) (${nodeCpus(`{${AGENT}, node=~"$node"}`)})`;
+// Every aggregation keeps the cluster label.
+const by = (labels) => `by (${CL}, ${labels})`;
 
-let nextId = 1;
-function target(expr, legend, extra = {}) {
-  return { datasource: DS, expr, legendFormat: legend ?? "__auto", range: true, instant: false, ...extra };
-}
-function tableTarget(expr) {
-  return { datasource: DS, expr, format: "table", instant: true, range: false, legendFormat: "__auto" };
-}
-function withRefIds(targets) {
-  return targets.map((t, i) => ({ ...t, refId: String.fromCharCode(65 + i) }));
-}
-function panel(type, title, description, gridPos, targets, fieldConfig = {}, options = {}) {
-  return {
-    id: nextId++,
-    type,
-    title,
-    description,
-    datasource: DS,
-    gridPos,
-    targets: withRefIds(targets),
-    fieldConfig: { defaults: { ...fieldConfig }, overrides: [] },
-    options,
-  };
-}
-const ts = (title, desc, pos, targets, unit, extra = {}) =>
-  panel("timeseries", title, desc, pos, targets, { unit, ...extra },
-    { legend: { displayMode: "table", placement: "right", calcs: ["lastNotNull", "max"] }, tooltip: { mode: "multi", sort: "desc" } });
-const table = (title, desc, pos, targets, unit, excludeByName = { Time: true }) => ({
-  ...panel("table", title, desc, pos, targets, { unit }, { showHeader: true, sortBy: [{ displayName: "Value", desc: true }] }),
-  transformations: [{ id: "merge", options: {} }, { id: "organize", options: { excludeByName } }],
-});
-const stat = (title, desc, pos, targets, unit, extra = {}) =>
-  panel("stat", title, desc, pos, targets, { unit, ...extra },
-    { reduceOptions: { calcs: ["lastNotNull"], fields: "", values: false }, colorMode: "value", graphMode: "area", textMode: "auto" });
-const bargauge = (title, desc, pos, targets, unit, extra = {}) =>
-  panel("bargauge", title, desc, pos, targets, { unit, ...extra },
-    { reduceOptions: { calcs: ["lastNotNull"], fields: "", values: false }, orientation: "horizontal", displayMode: "gradient", showUnfilled: true });
-const row = (title, y) => ({ id: nextId++, type: "row", title, collapsed: false, gridPos: { h: 1, w: 24, x: 0, y }, panels: [] });
-
-function variable(name, label, query, extra = {}) {
-  return {
-    name, label, type: "query", datasource: DS,
-    query: { query, refId: `${name}-query` }, definition: query,
-    refresh: 2, sort: 1, multi: true, includeAll: true, allValue: ".*",
-    current: { selected: true, text: ["All"], value: ["$__all"] }, ...extra,
-  };
-}
-function templating(vars) {
+function variables(names) {
   const all = {
-    namespace: variable("namespace", "Namespace", "label_values(trainscope_pod_info, namespace)"),
-    training_job: variable("training_job", "Training job",
-      'label_values(trainscope_pod_info{namespace=~"$namespace", training_job!=""}, training_job)'),
-    node: variable("node", "Node", "label_values(trainscope_pod_info, node)"),
+    [CL]: queryVariable(CL, "Cluster", `label_values(trainscope_build_info{${SEL}}, ${CL})`),
+    namespace: queryVariable("namespace", "Namespace", `label_values(trainscope_pod_info{${AGENT}}, namespace)`),
+    training_job: queryVariable("training_job", "Training job",
+      `label_values(trainscope_pod_info{${AGENT}, namespace=~"$namespace", training_job!=""}, training_job)`),
+    node: queryVariable("node", "Node", `label_values(trainscope_pod_info{${AGENT}}, node)`),
   };
-  return {
-    list: [
-      { name: "datasource", label: "Data source", type: "datasource", query: "prometheus", refresh: 1, current: {}, hide: 0 },
-      ...vars.map((v) => all[v]),
-    ],
-  };
+  return [CL, ...names].map((n) => all[n]);
 }
-function dashboard(uid, title, description, vars, panels) {
-  return {
-    __inputs: [],
-    __requires: [
-      { type: "grafana", id: "grafana", name: "Grafana", version: "10.4.0" },
-      { type: "datasource", id: "prometheus", name: "Prometheus", version: "1.0.0" },
-    ],
-    annotations: { list: [] },
-    description,
-    editable: true,
-    graphTooltip: 1,
-    links: [{ type: "dashboards", tags: ["trainscope"], asDropdown: true, title: "Trainscope", includeVars: true, keepTime: true }],
-    panels,
-    refresh: "30s",
-    schemaVersion: 39,
-    tags: ["trainscope"],
-    templating: templating(vars),
-    time: { from: "now-1h", to: "now" },
-    timepicker: {},
-    timezone: "",
-    title,
-    uid,
-    version: 1,
-  };
-}
+const RED_AT = (orange, red) => [{ color: "green", value: null }, { color: "orange", value: orange }, { color: "red", value: red }];
 
 // ---------------------------------------------------------- training job
 function trainingJob() {
-  nextId = 1;
   const j = `{${SEL_POD}}`;
-  const ps = `{namespace=~"$namespace", training_job=~"$training_job"}`;
-  const panels = [
+  const ps = `{${REC_POD}}`;
+  const items = [
     row("Parameter servers", 0),
     ts("PS traffic share (cluster-wide)",
       "Share of the job's worker<->PS bytes each PS carries, summed over the workers on all nodes (recording rule). 1/n when balanced; one PS far above is a hot PS (TrainscopeHotParameterServer).",
       { h: 8, w: 12, x: 0, y: 1 },
-      [target(`training_job_pod:trainscope_ps_traffic_share:ratio${ps}`, "{{training_job}} {{pod}}")],
+      [q(`training_job_pod:trainscope_ps_traffic_share:ratio${ps}`, "{{training_job}} {{pod}}")],
       "percentunit", { min: 0, max: 1 }),
-    bargauge("PS traffic share now", "The same share, last value, per PS.",
+    barGauge("PS traffic share now", "The same share, last value, per PS.",
       { h: 8, w: 6, x: 12, y: 1 },
-      [target(`sort_desc(training_job_pod:trainscope_ps_traffic_share:ratio${ps})`, "{{pod}}", { instant: true, range: false })],
-      "percentunit", { min: 0, max: 1, thresholds: { mode: "absolute", steps: [{ color: "green", value: null }, { color: "orange", value: 0.5 }, { color: "red", value: 0.75 }] } }),
-    stat("PS traffic skew (max/mean)",
+      [instant(`sort_desc(training_job_pod:trainscope_ps_traffic_share:ratio${ps})`, "{{pod}}")],
+      "percentunit", { min: 0, max: 1, steps: RED_AT(0.5, 0.75) }),
+    statPanel("PS traffic skew (max/mean)",
       "Busiest PS over the mean PS (idle PS included): 1 when balanced, n when one PS of n carries everything.",
       { h: 8, w: 6, x: 18, y: 1 },
-      [target(`training_job:trainscope_ps_traffic_skew:ratio${ps}`, "{{training_job}}")],
-      "none", { decimals: 2, thresholds: { mode: "absolute", steps: [{ color: "green", value: null }, { color: "orange", value: 1.5 }, { color: "red", value: 2 }] } }),
+      [q(`training_job:trainscope_ps_traffic_skew:ratio${ps}`, "{{training_job}}")],
+      "none", { decimals: 2, steps: RED_AT(1.5, 2) }),
     ts("Bytes/s per PS",
       "Bytes per second each PS exchanges with the job's workers (both directions, all nodes).",
       { h: 8, w: 12, x: 0, y: 9 },
-      [target(`training_job_pod:trainscope_ps_traffic_bytes:rate1m${ps}`, "{{pod}}")], "Bps"),
+      [q(`training_job_pod:trainscope_ps_traffic_bytes:rate1m${ps}`, "{{pod}}")], "Bps"),
     ts("PS traffic skew seen by each agent",
       "trainscope_ps_traffic_skew_ratio as each node's agent computes it from the pods it sees (node view; the cluster-wide skew is above).",
       { h: 8, w: 12, x: 12, y: 9 },
-      [target(`trainscope_ps_traffic_skew_ratio${ps}`, "{{training_job}} @ {{instance}}")], "none"),
-    table("Bytes/s per worker-PS pair",
+      [q(`trainscope_ps_traffic_skew_ratio${j}`, "{{training_job}} @ {{instance}}")], "none"),
+    tablePanel("Bytes/s per worker-PS pair",
       "Bytes per second between each worker (pod) and each PS (peer_pod), both directions, measured on the worker's node.",
       { h: 10, w: 12, x: 0, y: 17 },
-      [tableTarget(`sort_desc(training_job_pod_peer_pod:trainscope_worker_ps_traffic_bytes:rate1m${ps})`)], "Bps"),
+      [tableQuery(`sort_desc(training_job_pod_peer_pod:trainscope_worker_ps_traffic_bytes:rate1m${ps})`)], "Bps"),
     ts("Worker exchange with the PS",
       "Bytes per second each worker exchanges with all PS of its job; a worker far below the others is a straggler (TrainscopeStragglerWorker).",
       { h: 10, w: 12, x: 12, y: 17 },
-      [target(`training_job_pod:trainscope_worker_ps_traffic_bytes:rate1m${ps}`, "{{pod}}"),
-       target(`training_job:trainscope_worker_ps_traffic_bytes:median_rate1m${ps}`, "median of {{training_job}}")], "Bps"),
+      [q(`training_job_pod:trainscope_worker_ps_traffic_bytes:rate1m${ps}`, "{{pod}}"),
+        q(`training_job:trainscope_worker_ps_traffic_bytes:median_rate1m${ps}`, "median of {{training_job}}")], "Bps"),
     row("Pods", 27),
     ts("CPU usage", "CPU cores used per pod (cgroup).",
       { h: 8, w: 8, x: 0, y: 28 },
-      [target(`sum by (namespace, pod) (rate(trainscope_pod_cpu_usage_seconds_total${j}[$__rate_interval])${ON_NODE})`, "{{pod}}")], "none"),
+      [q(`sum ${by("namespace, pod")} (rate(trainscope_pod_cpu_usage_seconds_total${j}[$__rate_interval])${ON_NODE})`, "{{pod}}")], "none"),
     ts("CPU throttling", "Fraction of CFS periods in which the pod was throttled (TrainscopeCPUThrottled at 25%).",
       { h: 8, w: 8, x: 8, y: 28 },
-      [target(`sum by (namespace, pod) (rate(trainscope_pod_cpu_throttled_periods_total${j}[$__rate_interval])${ON_NODE}) / (sum by (namespace, pod) (rate(trainscope_pod_cpu_periods_total${j}[$__rate_interval])) > 0)`, "{{pod}}")],
+      [q(`sum ${by("namespace, pod")} (rate(trainscope_pod_cpu_throttled_periods_total${j}[$__rate_interval])${ON_NODE}) / (sum ${by("namespace, pod")} (rate(trainscope_pod_cpu_periods_total${j}[$__rate_interval])) > 0)`, "{{pod}}")],
       "percentunit", { min: 0, max: 1 }),
     ts("CPU usage / limit", "CPU used over the pod's CPU limit (pods with a limit).",
       { h: 8, w: 8, x: 16, y: 28 },
-      [target(`sum by (namespace, pod) (rate(trainscope_pod_cpu_usage_seconds_total${j}[$__rate_interval])${ON_NODE}) / sum by (namespace, pod) (trainscope_pod_cpu_limit_cores${j})`, "{{pod}}")],
+      [q(`sum ${by("namespace, pod")} (rate(trainscope_pod_cpu_usage_seconds_total${j}[$__rate_interval])${ON_NODE}) / sum ${by("namespace, pod")} (trainscope_pod_cpu_limit_cores${j})`, "{{pod}}")],
       "percentunit", { min: 0 }),
     ts("Memory working set", "Working set per pod (what the kubelet evicts and the OOM killer acts on).",
       { h: 8, w: 8, x: 0, y: 36 },
-      [target(`sum by (namespace, pod) (trainscope_pod_memory_working_set_bytes${j}${ON_NODE})`, "{{pod}}")], "bytes"),
+      [q(`sum ${by("namespace, pod")} (trainscope_pod_memory_working_set_bytes${j}${ON_NODE})`, "{{pod}}")], "bytes"),
     ts("Memory working set / limit", "Working set over the memory limit (pods with a limit).",
       { h: 8, w: 8, x: 8, y: 36 },
-      [target(`sum by (namespace, pod) (trainscope_pod_memory_working_set_bytes${j}${ON_NODE}) / sum by (namespace, pod) (trainscope_pod_memory_limit_bytes${j})`, "{{pod}}")],
+      [q(`sum ${by("namespace, pod")} (trainscope_pod_memory_working_set_bytes${j}${ON_NODE}) / sum ${by("namespace, pod")} (trainscope_pod_memory_limit_bytes${j})`, "{{pod}}")],
       "percentunit", { min: 0, max: 1 }),
     ts("Network receive / transmit", "Bytes per second per pod (all interfaces but lo); transmit drawn negative.",
       { h: 8, w: 8, x: 16, y: 36 },
-      [target(`sum by (namespace, pod) (rate(trainscope_pod_network_receive_bytes_total${j}[$__rate_interval])${ON_NODE})`, "{{pod}} rx"),
-       target(`-sum by (namespace, pod) (rate(trainscope_pod_network_transmit_bytes_total${j}[$__rate_interval])${ON_NODE})`, "{{pod}} tx")], "Bps"),
+      [q(`sum ${by("namespace, pod")} (rate(trainscope_pod_network_receive_bytes_total${j}[$__rate_interval])${ON_NODE})`, "{{pod}} rx"),
+        q(`-sum ${by("namespace, pod")} (rate(trainscope_pod_network_transmit_bytes_total${j}[$__rate_interval])${ON_NODE})`, "{{pod}} tx")], "Bps"),
     row("Diagnoses", 44),
-    table("Active diagnoses",
+    tablePanel("Active diagnoses",
       "Diagnoses the agents hold now (trainscope_diagnosis_active); details and recommendations: the agent's /api/v1/report or `trainscope report --prometheus`.",
       { h: 8, w: 24, x: 0, y: 45 },
-      [tableTarget(`max by (kind, severity, namespace, training_job, pod, node) (trainscope_diagnosis_active${j})`)], "none",
+      [tableQuery(`max ${by("kind, severity, namespace, training_job, pod, node")} (trainscope_diagnosis_active${j})`)], "none",
       { Time: true, Value: true }),
   ];
-  return dashboard("trainscope-training-job", "Trainscope / Training job",
-    "One training job: parameter-server traffic balance, worker<->PS traffic, per-pod resources and active diagnoses.",
-    ["namespace", "training_job", "node"], panels);
+  return buildDashboard({
+    uid: "trainscope-training-job", title: "Trainscope / Training job",
+    description: "One training job: parameter-server traffic balance, worker<->PS traffic, per-pod resources and active diagnoses.",
+    variables: variables(["namespace", "training_job", "node"]), items,
+  });
 }
 
 // ------------------------------------------------------ cluster overview
 function clusterOverview() {
-  nextId = 1;
-  const nodeSel = '{job="trainscope-agent", node=~"$node"}';
-  const panels = [
+  const nodeSel = `{${AGENT}, node=~"$node"}`;
+  const jobs = `{${SEL_POD}}`;
+  const recJobs = `{${REC_POD}}`;
+  const items = [
     row("Training jobs", 0),
-    table("Jobs with active diagnoses", "Active diagnoses per job and kind, all agents.",
+    tablePanel("Jobs with active diagnoses", "Active diagnoses per job and kind, all agents.",
       { h: 9, w: 12, x: 0, y: 1 },
-      [tableTarget(`count by (namespace, training_job, kind, severity) (trainscope_diagnosis_active{namespace=~"$namespace", training_job=~"$training_job"})`)], "none"),
-    table("PS balance per job", "Largest PS traffic share and skew (max/mean) per job, cluster-wide.",
+      [tableQuery(`count ${by("namespace, training_job, kind, severity")} (trainscope_diagnosis_active${jobs})`)], "none"),
+    tablePanel("PS balance per job", "Largest PS traffic share and skew (max/mean) per job, cluster-wide.",
       { h: 9, w: 12, x: 12, y: 1 },
-      [tableTarget(`max by (namespace, training_job) (training_job_pod:trainscope_ps_traffic_share:ratio{namespace=~"$namespace", training_job=~"$training_job"})`),
-       tableTarget(`training_job:trainscope_ps_traffic_skew:ratio{namespace=~"$namespace", training_job=~"$training_job"}`)], "none"),
-    stat("Active diagnoses by kind", "Number of active diagnoses per kind.",
+      [tableQuery(`max ${by("namespace, training_job")} (training_job_pod:trainscope_ps_traffic_share:ratio${recJobs})`),
+        tableQuery(`training_job:trainscope_ps_traffic_skew:ratio${recJobs}`)], "none"),
+    statPanel("Active diagnoses by kind", "Number of active diagnoses per kind.",
       { h: 5, w: 12, x: 0, y: 10 },
-      [target(`count by (kind) (trainscope_diagnosis_active{namespace=~"$namespace", training_job=~"$training_job"})`, "{{kind}}")], "none"),
-    stat("Training pods per node", "Pods of a training job per node.",
+      [q(`count ${by("kind")} (trainscope_diagnosis_active${jobs})`, "{{kind}}")], "none"),
+    statPanel("Training pods per node", "Pods of a training job per node.",
       { h: 5, w: 12, x: 12, y: 10 },
-      [target(`count by (node) (trainscope_pod_info{namespace=~"$namespace", training_job=~"$training_job", training_job!="", node=~"$node"})`, "{{node}}")], "none"),
+      [q(`count ${by("node")} (trainscope_pod_info{${SEL_POD}, training_job!="", node=~"$node"})`, "{{node}}")], "none"),
     row("Nodes", 15),
-    bargauge("Nodes by network use", "Bytes per second through each node's physical NICs, both directions.",
+    barGauge("Nodes by network use", "Bytes per second through each node's physical NICs, both directions.",
       { h: 9, w: 12, x: 0, y: 16 },
-      [target(`sort_desc(sum by (node) (rate(trainscope_node_network_receive_bytes_total${nodeSel}[$__rate_interval])) + sum by (node) (rate(trainscope_node_network_transmit_bytes_total${nodeSel}[$__rate_interval])))`, "{{node}}", { instant: true, range: false })], "Bps"),
-    bargauge("Nodes by CPU use", "Busy fraction of each node's CPUs.",
+      [instant(`sort_desc(sum ${by("node")} (rate(trainscope_node_network_receive_bytes_total${nodeSel}[$__rate_interval])) + sum ${by("node")} (rate(trainscope_node_network_transmit_bytes_total${nodeSel}[$__rate_interval])))`, "{{node}}")], "Bps"),
+    barGauge("Nodes by CPU use", "Busy fraction of each node's CPUs.",
       { h: 9, w: 12, x: 12, y: 16 },
-      [target(`sort_desc(sum by (node) (rate(trainscope_node_cpu_usage_seconds_total${nodeSel}[$__rate_interval])) / sum by (node) (trainscope_node_cpu_count${nodeSel}))`, "{{node}}", { instant: true, range: false })],
+      [instant(`sort_desc(sum ${by("node")} (rate(trainscope_node_cpu_usage_seconds_total${nodeSel}[$__rate_interval])) / sum ${by("node")} (${nodeCpus(nodeSel)}))`, "{{node}}")],
       "percentunit", { min: 0, max: 1 }),
     ts("Node network receive / transmit", "Per node and NIC; transmit drawn negative.",
       { h: 8, w: 12, x: 0, y: 25 },
-      [target(`rate(trainscope_node_network_receive_bytes_total${nodeSel}[$__rate_interval])`, "{{node}} {{device}} rx"),
-       target(`-rate(trainscope_node_network_transmit_bytes_total${nodeSel}[$__rate_interval])`, "{{node}} {{device}} tx")], "Bps"),
+      [q(`rate(trainscope_node_network_receive_bytes_total${nodeSel}[$__rate_interval])`, "{{node}} {{device}} rx"),
+        q(`-rate(trainscope_node_network_transmit_bytes_total${nodeSel}[$__rate_interval])`, "{{node}} {{device}} tx")], "Bps"),
     ts("Node memory available", "MemAvailable over MemTotal per node.",
       { h: 8, w: 12, x: 12, y: 25 },
-      [target(`trainscope_node_memory_available_bytes${nodeSel} / trainscope_node_memory_total_bytes${nodeSel}`, "{{node}}")],
+      [q(`trainscope_node_memory_available_bytes${nodeSel} / trainscope_node_memory_total_bytes${nodeSel}`, "{{node}}")],
       "percentunit", { min: 0, max: 1 }),
     row("GPUs", 33),
     ts("GPU utilization by pod", "Summed SM utilization of each container's processes per GPU (NVML).",
       { h: 8, w: 12, x: 0, y: 34 },
-      [target(`max by (namespace, pod, gpu) (trainscope_pod_gpu_utilization_ratio{namespace=~"$namespace", training_job=~"$training_job"}${ON_NODE})`, "{{pod}} gpu{{gpu}}")],
+      [q(`max ${by("namespace, pod, gpu")} (trainscope_pod_gpu_utilization_ratio${jobs}${ON_NODE})`, "{{pod}} gpu{{gpu}}")],
       "percentunit", { min: 0, max: 1 }),
     ts("GPU memory by pod", "GPU memory used by each container's processes.",
       { h: 8, w: 12, x: 12, y: 34 },
-      [target(`sum by (namespace, pod, gpu) (trainscope_pod_gpu_memory_used_bytes{namespace=~"$namespace", training_job=~"$training_job"}${ON_NODE})`, "{{pod}} gpu{{gpu}}")], "bytes"),
+      [q(`sum ${by("namespace, pod, gpu")} (trainscope_pod_gpu_memory_used_bytes${jobs}${ON_NODE})`, "{{pod}} gpu{{gpu}}")], "bytes"),
   ];
-  return dashboard("trainscope-cluster-overview", "Trainscope / Cluster overview",
-    "All training jobs and nodes: active diagnoses, PS balance, node network and CPU, GPU use by pod.",
-    ["namespace", "training_job", "node"], panels);
+  return buildDashboard({
+    uid: "trainscope-cluster-overview", title: "Trainscope / Cluster overview",
+    description: "All training jobs and nodes: active diagnoses, PS balance, node network and CPU, GPU use by pod.",
+    variables: variables(["namespace", "training_job", "node"]), items,
+  });
 }
 
 // ---------------------------------------------------------- agent health
 function agentHealth() {
-  nextId = 1;
-  const a = '{job="trainscope-agent"}';
-  const panels = [
+  const a = `{${AGENT}}`;
+  const hide = (...cols) => Object.fromEntries(["Time", ...cols].map((c) => [c, true]));
+  const items = [
     row("Agents", 0),
-    stat("Agents up", "Agents Prometheus scrapes successfully / all agent targets.",
+    statPanel("Agents up", "Agents Prometheus scrapes successfully / all agent targets.",
       { h: 5, w: 6, x: 0, y: 1 },
-      [target(`sum(up${a})`, "up"), target(`count(up${a})`, "targets")], "none"),
-    table("Collector status", "Each collector of each agent: 1 when its last run succeeded, 0 when it failed or had nothing to collect (gpu is 0 on nodes without GPUs).",
+      [q(`sum by (${CL}) (up${a})`, "up"), q(`count by (${CL}) (up${a})`, "targets")], "none"),
+    tablePanel("Collector status", "Each collector of each agent: 1 when its last run succeeded, 0 when it failed or had nothing to collect (gpu is 0 on nodes without GPUs).",
       { h: 5, w: 18, x: 6, y: 1 },
-      [tableTarget(`sort(trainscope_collector_up${a}${AGENT_NODE})`)], "none", { Time: true, __name__: true, job: true }),
+      [tableQuery(`sort(trainscope_collector_up${a}${AGENT_NODE})`)], "none", hide("__name__", "job")),
     ts("Collector up", "1 when the collector's last run succeeded.",
       { h: 8, w: 12, x: 0, y: 6 },
-      [target(`trainscope_collector_up${a}${AGENT_NODE}`, "{{node}} {{collector}}")], "none", { min: 0, max: 1 }),
+      [q(`trainscope_collector_up${a}${AGENT_NODE}`, "{{node}} {{collector}}")], "none", { min: 0, max: 1 }),
     ts("Collector duration", "Wall time of each collector's last run.",
       { h: 8, w: 12, x: 12, y: 6 },
-      [target(`trainscope_collector_duration_seconds${a}${AGENT_NODE}`, "{{node}} {{collector}}")], "s"),
+      [q(`trainscope_collector_duration_seconds${a}${AGENT_NODE}`, "{{node}} {{collector}}")], "s"),
     row("Cost", 14),
     ts("Agent CPU", "CPU cores used by the agent process and by its sampling thread.",
       { h: 8, w: 8, x: 0, y: 15 },
-      [target(`rate(process_cpu_seconds_total${a}[$__rate_interval])${AGENT_NODE}`, "{{node}} process"),
-       target(`rate(trainscope_sampler_cpu_seconds_total${a}[$__rate_interval])${AGENT_NODE}`, "{{node}} sampler")], "none"),
+      [q(`rate(process_cpu_seconds_total${a}[$__rate_interval])${AGENT_NODE}`, "{{node}} process"),
+        q(`rate(trainscope_sampler_cpu_seconds_total${a}[$__rate_interval])${AGENT_NODE}`, "{{node}} sampler")], "none"),
     ts("Agent memory", "Resident memory of the agent (the DaemonSet limit is 128Mi).",
       { h: 8, w: 8, x: 8, y: 15 },
-      [target(`process_resident_memory_bytes${a}${AGENT_NODE}`, "{{node}}")], "bytes"),
+      [q(`process_resident_memory_bytes${a}${AGENT_NODE}`, "{{node}}")], "bytes"),
     ts("Scrape cost", "Wall time of the previous /metrics render, and Prometheus's scrape duration.",
       { h: 8, w: 8, x: 16, y: 15 },
-      [target(`trainscope_render_duration_seconds${a}${AGENT_NODE}`, "{{node}} render"),
-       target(`scrape_duration_seconds${a}${AGENT_NODE}`, "{{node}} scrape")], "s"),
+      [q(`trainscope_render_duration_seconds${a}${AGENT_NODE}`, "{{node}} render"),
+        q(`scrape_duration_seconds${a}${AGENT_NODE}`, "{{node}} scrape")], "s"),
     row("Flows", 23),
     ts("BPF flow map fill", "Entries in the in-kernel flow map over its capacity (--flow-map-entries); eBPF mode only.",
       { h: 8, w: 8, x: 0, y: 24 },
-      [target(`(trainscope_flows_map_entries${a} / trainscope_flows_map_max_entries${a})${AGENT_NODE}`, "{{node}}")],
+      [q(`(trainscope_flows_map_entries${a} / trainscope_flows_map_max_entries${a})${AGENT_NODE}`, "{{node}}")],
       "percentunit", { min: 0, max: 1 }),
     ts("Flow records lost", "Per second: flow map LRU evictions and insert failures (eBPF), kernel ring and interface drops (pcap). Anything above 0 undercounts per-peer bytes.",
       { h: 8, w: 8, x: 8, y: 24 },
-      [target(
-        `sum by (node, cause) (` +
+      [q(
+        `sum ${by("node, cause")} (` +
         `label_replace(rate(trainscope_flows_map_evictions_total${a}[$__rate_interval]), "cause", "bpf_map_eviction", "", "")` +
         ` or label_replace(rate(trainscope_flows_map_insert_failures_total${a}[$__rate_interval]), "cause", "bpf_map_insert_failure", "", "")` +
         ` or label_replace(rate(trainscope_flows_pcap_kernel_drops_total${a}[$__rate_interval]), "cause", "pcap_kernel_drop", "", "")` +
@@ -283,29 +258,58 @@ function agentHealth() {
         `${AGENT_NODE})`, "{{node}} {{cause}}")], "pps"),
     ts("Unattributed bytes", "Bytes counted for cgroups or addresses the pod table does not know (yet).",
       { h: 8, w: 8, x: 16, y: 24 },
-      [target(`rate(trainscope_flows_unattributed_bytes_total${a}[$__rate_interval])${AGENT_NODE}`, "{{node}}")], "Bps"),
+      [q(`rate(trainscope_flows_unattributed_bytes_total${a}[$__rate_interval])${AGENT_NODE}`, "{{node}}")], "Bps"),
     row("Discovery and sampling", 32),
     ts("Discovery ready", "1 once discovery has listed the node's pods.",
       { h: 8, w: 8, x: 0, y: 33 },
-      [target(`trainscope_discovery_ready${a}${AGENT_NODE}`, "{{node}} {{mode}}")], "none", { min: 0, max: 1 }),
+      [q(`trainscope_discovery_ready${a}${AGENT_NODE}`, "{{node}} {{mode}}")], "none", { min: 0, max: 1 }),
     ts("Discovery errors", "Failed list/watch/read attempts per second.",
       { h: 8, w: 8, x: 8, y: 33 },
-      [target(`rate(trainscope_discovery_errors_total${a}[$__rate_interval])${AGENT_NODE}`, "{{node}} {{mode}}")], "none"),
+      [q(`rate(trainscope_discovery_errors_total${a}[$__rate_interval])${AGENT_NODE}`, "{{node}} {{mode}}")], "none"),
     ts("Sample age", "Seconds since the snapshot the agent serves was taken (about --interval when healthy).",
       { h: 8, w: 8, x: 16, y: 33 },
-      [target(`(time() - trainscope_last_sample_timestamp_seconds${a})${AGENT_NODE}`, "{{node}}")], "s"),
-    table("Agent versions", "trainscope_build_info per agent.",
+      [q(`(time() - trainscope_last_sample_timestamp_seconds${a})${AGENT_NODE}`, "{{node}}")], "s"),
+    tablePanel("Agent versions", "trainscope_build_info per agent.",
       { h: 6, w: 24, x: 0, y: 41 },
-      [tableTarget(`trainscope_build_info${a}${AGENT_NODE}`)], "none", { Time: true, Value: true, __name__: true }),
+      [tableQuery(`trainscope_build_info${a}${AGENT_NODE}`)], "none", hide("Value", "__name__")),
   ];
-  return dashboard("trainscope-agent-health", "Trainscope / Agent health",
-    "The Trainscope agents themselves: collectors, cost per scrape and per sample, flow capture losses, discovery.",
-    ["node"], panels);
+  return buildDashboard({
+    uid: "trainscope-agent-health", title: "Trainscope / Agent health",
+    description: "The Trainscope agents themselves: collectors, cost per scrape and per sample, flow capture losses, discovery.",
+    variables: variables(["node"]), items,
+  });
 }
 
-// ---------------------------------------------------------- PrometheusRule
-function prometheusRule() {
-  const rules = YAML.parse(readFileSync(join(root, "dashboards/alerts.yaml"), "utf8"));
+// ---------------------------------------------------------- rules
+// alerts.src.yaml with the mixin settings filled in: a plain rules file,
+// comments kept. %(runbookURL)s takes the name of the alert it belongs to.
+function renderRules() {
+  const src = readFileSync(join(root, "dashboards/alerts.src.yaml"), "utf8");
+  const body = src.slice(src.indexOf("\ngroups:\n") + 1);
+  let alert = null;
+  const lines = body.split("\n").map((line) => {
+    const m = line.match(/^\s*- alert: (\S+)/);
+    if (m) alert = m[1];
+    if (line.includes("%(runbookURL)s") && !alert) throw new Error("runbook_url outside an alert in alerts.src.yaml");
+    return line
+      .replaceAll("%(selector)s", SEL)
+      .replaceAll("%(clusterLabel)s", CL)
+      .replaceAll("%(runbookURL)s", () => config.runbookURLPattern.replace("%s", alert.toLowerCase()));
+  });
+  const left = lines.join("\n").match(/%\([a-zA-Z]+\)s/);
+  if (left) throw new Error(`alerts.src.yaml: unknown placeholder ${left[0]}`);
+  return `# GENERATED from dashboards/alerts.src.yaml by \`node dashboards/generate.mjs\` with
+# the settings of ${configPath ? configPath : "dashboards/mixin.yaml"}; do not edit (docs/dashboards.md, "Rules").
+#
+#   promtool check rules dashboards/alerts.yaml
+#   promtool test rules dashboards/alerts_test.yaml
+#
+# Scrape job selector: ${SEL}; cluster label: ${CL}.
+` + lines.join("\n");
+}
+
+function prometheusRule(rulesText) {
+  const rules = YAML.parse(rulesText);
   const doc = {
     apiVersion: "monitoring.coreos.com/v1",
     kind: "PrometheusRule",
@@ -316,21 +320,37 @@ function prometheusRule() {
     },
     spec: { groups: rules.groups },
   };
-  return "# GENERATED from dashboards/alerts.yaml by `node dashboards/generate.mjs`; do not edit.\n" +
+  return "# GENERATED from dashboards/alerts.src.yaml by `node dashboards/generate.mjs`; do not edit.\n" +
     YAML.stringify(doc, { lineWidth: 0, blockQuote: "literal" });
 }
 
-const outputs = {
-  "dashboards/trainscope-training-job.json": JSON.stringify(trainingJob(), null, 2) + "\n",
-  "dashboards/trainscope-cluster-overview.json": JSON.stringify(clusterOverview(), null, 2) + "\n",
-  "dashboards/trainscope-agent-health.json": JSON.stringify(agentHealth(), null, 2) + "\n",
-  "daemonset/base/prometheusrule.yaml": prometheusRule(),
+const rulesText = renderRules();
+const dashboards = {
+  "trainscope-training-job.json": JSON.stringify(trainingJob(), null, 2) + "\n",
+  "trainscope-cluster-overview.json": JSON.stringify(clusterOverview(), null, 2) + "\n",
+  "trainscope-agent-health.json": JSON.stringify(agentHealth(), null, 2) + "\n",
 };
+const outputs = {};
+if (outDir) {
+  // Your settings: everything in one directory, nothing in the repository.
+  mkdirSync(outDir, { recursive: true });
+  outputs["alerts.yaml"] = rulesText;
+  outputs["prometheusrule.yaml"] = prometheusRule(rulesText);
+  Object.assign(outputs, dashboards);
+} else {
+  outputs["dashboards/alerts.yaml"] = rulesText;
+  outputs["daemonset/base/prometheusrule.yaml"] = prometheusRule(rulesText);
+  for (const [name, text] of Object.entries(dashboards)) {
+    outputs[`dashboards/${name}`] = text;
+    // kustomize's configMapGenerator reads files below its own directory only.
+    outputs[`daemonset/components/grafana-dashboards/${name}`] = text;
+  }
+}
 
 const check = process.argv.includes("--check");
 let stale = 0;
 for (const [rel, text] of Object.entries(outputs)) {
-  const path = join(root, rel);
+  const path = join(outDir ?? root, rel);
   const old = existsSync(path) ? readFileSync(path, "utf8") : null;
   if (old === text) continue;
   if (check) {
@@ -338,7 +358,7 @@ for (const [rel, text] of Object.entries(outputs)) {
     stale++;
   } else {
     writeFileSync(path, text);
-    console.log(`generate: wrote ${rel}`);
+    console.log(`generate: wrote ${join(outDir ?? "", rel)}`);
   }
 }
 process.exit(stale ? 1 : 0);

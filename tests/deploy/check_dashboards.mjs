@@ -27,9 +27,9 @@ const runbooks = readFileSync(join(REPO_ROOT, "docs/runbooks.md"), "utf8");
 const anchors = new Set([...runbooks.matchAll(/^#{1,6}\s+(.+)$/gm)].map((m) =>
   m[1].trim().toLowerCase().replace(/[^\w\- ]/g, "").replace(/ /g, "-")));
 
-export const SUBSTITUTE = { $__rate_interval: "1m", $namespace: ".*", $training_job: ".*", $node: ".*" };
+export const SUBSTITUTE = { $__rate_interval: "1m", $namespace: ".*", $training_job: ".*", $node: ".*", $cluster: ".*" };
 const substitute = (expr, values = SUBSTITUTE) =>
-  expr.replace(/\$__rate_interval|\$namespace|\$training_job|\$node/g, (v) => values[v]);
+  expr.replace(/\$__rate_interval|\$namespace|\$training_job|\$node|\$cluster/g, (v) => values[v]);
 
 function checkMetrics(where, expr) {
   for (const name of metricNames(expr)) {
@@ -56,7 +56,8 @@ for (const file of files) {
   const vars = new Map((d.templating?.list ?? []).map((v) => [v.name, v]));
   check(vars.get("datasource")?.type === "datasource" && vars.get("datasource")?.query === "prometheus",
     `${file}: needs a "datasource" variable of type datasource (prometheus)`);
-  const wantVars = file.includes("agent-health") ? ["node"] : ["namespace", "training_job", "node"];
+  // The cluster variable (dashboards/mixin.yaml clusterLabel) on every dashboard.
+  const wantVars = ["cluster", ...(file.includes("agent-health") ? ["node"] : ["namespace", "training_job", "node"])];
   for (const v of wantVars) check(vars.get(v)?.type === "query", `${file}: needs the template variable ${v}`);
   for (const v of vars.values()) {
     if (v.type === "query") check(v.datasource?.uid === "${datasource}", `${file}: variable ${v.name} must use \${datasource}`);

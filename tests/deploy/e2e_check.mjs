@@ -11,7 +11,7 @@ const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
 const base = args.prometheus;
 const deadlineS = Number(args.deadline ?? 600);
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const VARS = { $__rate_interval: "1m", $namespace: "training", $training_job: "ctr", $node: args.node };
+const VARS = { $__rate_interval: "1m", $namespace: "training", $training_job: "ctr", $node: args.node, $cluster: ".*" };
 const t0 = Date.now();
 const elapsed = () => ((Date.now() - t0) / 1000).toFixed(0);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -75,7 +75,7 @@ try {
 
   // Every panel query returns at least one series (up to 3 tries, 10 s apart,
   // for series that appear late).
-  const files = readdirSync(join(root, "dashboards")).filter((f) => f.endsWith(".json")).sort();
+  const files = readdirSync(join(root, "dashboards")).filter((f) => /^trainscope-.+\.json$/.test(f)).sort();
   let total = 0;
   for (const file of files) {
     const d = JSON.parse(readFileSync(join(root, "dashboards", file), "utf8"));
@@ -83,7 +83,7 @@ try {
     for (const p of panels) {
       for (const t of p.targets) {
         total++;
-        const q = t.expr.replace(/\$__rate_interval|\$namespace|\$training_job|\$node/g, (v) => VARS[v]);
+        const q = t.expr.replace(/\$__rate_interval|\$namespace|\$training_job|\$node|\$cluster/g, (v) => VARS[v]);
         let n = 0, err = "";
         for (let attempt = 0; attempt < 3 && n === 0; attempt++) {
           if (attempt) await sleep(10000);

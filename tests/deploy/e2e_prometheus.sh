@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# End to end: a real Prometheus (127.0.0.1, config and data in a temp dir)
-# with dashboards/alerts.yaml loaded scrapes a real trainscope-agent while
+# End to end: a real Prometheus (127.0.0.1, config and data in a temp dir),
+# configured as the Prometheus Operator configures it for the shipped
+# ServiceMonitor and PrometheusRule, scrapes a real trainscope-agent while
 # trainsim runs the hot-PS scenario (tests/deploy/e2e-hot-ps.json). Passes
 # when TrainscopeHotParameterServer for ctr-ps-0 reaches `firing` and every
 # PromQL expression of every dashboard panel (variables substituted) returns
@@ -58,17 +59,12 @@ echo "e2e: trainsim up (run $run_id, agent on 127.0.0.1:$agent_port)"
   --agent "$agent" --agent-port "$agent_port" \
   --agent-arg=--nvml-library="$(realpath "$fake_nvml")" > "$tmp/trainsim-up.log"
 
-cat > "$tmp/prometheus.yml" <<YAML
-global:
-  scrape_interval: 5s
-  evaluation_interval: 5s
-rule_files:
-  - $REPO_ROOT/dashboards/alerts.yaml
-scrape_configs:
-  - job_name: trainscope-agent
-    static_configs:
-      - targets: ["127.0.0.1:$agent_port"]
-YAML
+# The scrape job the Prometheus Operator generates for the shipped
+# ServiceMonitor (job, honor_labels, relabelings; operator_config.mjs), and
+# the PrometheusRule's groups as the rule file.
+need_kubectl
+node "$DEPLOY_DIR/operator_config.mjs" --node "trainsim-$run_id=127.0.0.1:$agent_port" \
+  --interval 5s --config-out "$tmp/prometheus.yml" --rules-out "$tmp/trainscope-rules.yaml"
 prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
   --web.listen-address="127.0.0.1:$prom_port" --log.level=warn > "$tmp/prometheus.log" 2>&1 &
 prom_pid=$!
