@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
@@ -115,6 +117,27 @@ std::optional<std::string> HttpGet(int port, const std::string& path,
   if (!res) return std::nullopt;
   if (status) *status = res->status;
   return res->body;
+}
+
+std::vector<std::string> FixtureHostArgs(const std::string& listen,
+                                         std::vector<std::string> extra) {
+  const std::filesystem::path host =
+      std::filesystem::path(TRAINSCOPE_SOURCE_DIR) /
+      "tests/fixtures/hosts/v2-systemd";
+  std::vector<std::string> args = {
+      "--listen",       listen,
+      "--interval",     "0.2",
+      "--node-name",    "node-a",
+      "--discovery",    "file",
+      "--pod-file",     (host / "pods.json").string(),
+      "--host-proc",    (host / "proc").string(),
+      "--host-sys",     (host / "sys").string(),
+      "--cgroup-root",  (host / "sys/fs/cgroup").string(),
+      "--flows",        "off",
+      "--nvml-library", "/nonexistent/libnvidia-ml.so.1"};
+  args.insert(args.end(), std::make_move_iterator(extra.begin()),
+              std::make_move_iterator(extra.end()));
+  return args;
 }
 
 }  // namespace trainscope::testing

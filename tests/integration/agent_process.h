@@ -42,6 +42,13 @@ class AgentProcess {
   std::optional<int> exit_code_;
 };
 
+// The agent on the v2-systemd fixture host (tests/fixtures/hosts): listening
+// on `listen` (e.g. "127.0.0.1:9000"), sampling every 0.2 s as node-a, pods
+// from the fixture's pods.json, flows off, no NVML; `extra` flags appended
+// (flags not given above: the agent refuses a flag given twice).
+std::vector<std::string> FixtureHostArgs(const std::string& listen,
+                                         std::vector<std::string> extra = {});
+
 // GET http://127.0.0.1:port/path; empty when the request failed.
 std::optional<std::string> HttpGet(int port, const std::string& path,
                                    int* status = nullptr);

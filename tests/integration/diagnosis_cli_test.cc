@@ -16,23 +16,11 @@
 namespace trainscope::testing {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const fs::path kHost =
-    fs::path(TRAINSCOPE_SOURCE_DIR) / "tests/fixtures/hosts/v2-systemd";
-
 std::vector<std::string> FixtureArgs(int port) {
-  return {"--listen",      "127.0.0.1:" + std::to_string(port),
-          "--interval",    "0.2",
-          "--node-name",   "node-a",
-          "--discovery",   "file",
-          "--pod-file",    (kHost / "pods.json").string(),
-          "--host-proc",   (kHost / "proc").string(),
-          "--host-sys",    (kHost / "sys").string(),
-          "--cgroup-root", (kHost / "sys/fs/cgroup").string(),
-          "--flows",       "off"};
+  return FixtureHostArgs("127.0.0.1:" + std::to_string(port));
 }
 
 CommandResult Report(std::vector<std::string> args) {
@@ -216,7 +204,8 @@ TEST(ReportAnswersTest, JsonThatIsNoReport) {
   auto p = Report({"--prometheus", server.url()});
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_THAT(p.err, HasSubstr("gave no vector for group by"));
-  auto one_window = Report({"--prometheus", server.url(), "--batch-series", "0"});
+  auto one_window =
+      Report({"--prometheus", server.url(), "--batch-series", "0"});
   EXPECT_EQ(one_window.exit_code, 1);
   EXPECT_THAT(one_window.err, HasSubstr("gave no matrix"));
 }

@@ -11,29 +11,13 @@
 namespace trainscope::testing {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// v2-systemd: ctr-ps-0 and ctr-worker-0 (TFJob, namespace training) and
-// nginx-7c5ddbdf54-2xkqv (namespace web, no training role).
-const fs::path kHost =
-    fs::path(TRAINSCOPE_SOURCE_DIR) / "tests/fixtures/hosts/v2-systemd";
-
+// The v2-systemd fixture host: ctr-ps-0 and ctr-worker-0 (TFJob, namespace
+// training) and nginx-7c5ddbdf54-2xkqv (namespace web, no training role).
 std::vector<std::string> Args(int port, std::vector<std::string> extra) {
-  std::vector<std::string> args = {
-      "--listen",       "127.0.0.1:" + std::to_string(port),
-      "--interval",     "0.2",
-      "--node-name",    "node-a",
-      "--discovery",    "file",
-      "--pod-file",     (kHost / "pods.json").string(),
-      "--host-proc",    (kHost / "proc").string(),
-      "--host-sys",     (kHost / "sys").string(),
-      "--cgroup-root",  (kHost / "sys/fs/cgroup").string(),
-      "--flows",        "off",
-      "--nvml-library", "/nonexistent/libnvidia-ml.so.1"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
+  return FixtureHostArgs("127.0.0.1:" + std::to_string(port), std::move(extra));
 }
 
 // Sample lines (no comments) of a pod, by its pod label.

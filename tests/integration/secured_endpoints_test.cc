@@ -30,9 +30,6 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const fs::path kHost =
-    fs::path(TRAINSCOPE_SOURCE_DIR) / "tests/fixtures/hosts/v2-systemd";
-
 // "user:password" in base64, for an Authorization: Basic header.
 std::string Base64(const std::string& in) {
   static const char kAlphabet[] =
@@ -105,17 +102,7 @@ class SecuredEndpointsTest : public ::testing::Test {
   }
 
   std::vector<std::string> AgentArgs(const std::string& listen) const {
-    return {"--listen",          listen,
-            "--interval",        "0.5",
-            "--node-name",       "node-a",
-            "--discovery",       "file",
-            "--pod-file",        (kHost / "pods.json").string(),
-            "--host-proc",       (kHost / "proc").string(),
-            "--host-sys",        (kHost / "sys").string(),
-            "--cgroup-root",     (kHost / "sys/fs/cgroup").string(),
-            "--flows",           "off",
-            "--nvml-library",    "/nonexistent/libnvidia-ml.so.1",
-            "--web-config-file", web_config_};
+    return FixtureHostArgs(listen, {"--web-config-file", web_config_});
   }
 
   std::unique_ptr<httplib::SSLClient> Https(int port) const {
