@@ -15,11 +15,10 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 
 #include "api_views.h"
 #include "cli/commands.h"
-#include "cli/report_batches.h"
+#include "cli/report_cluster.h"
 #include "cli/report_http.h"
 #include "cli/report_prometheus.h"
 #include "cli/report_selector.h"
@@ -142,129 +141,6 @@ int SavedReport(const ReportFlags& flags) {
   return Print(report, flags);
 }
 
-// GET a Prometheus API path and check it answered `result_type` data.
-Status QueryPrometheus(const cli::HttpTarget& target, const std::string& url,
-                       const std::string& path,
-                       const std::multimap<std::string, std::string>& params,
-                       const std::string& result_type, nlohmann::json* result) {
-  nlohmann::json answer;
-  if (Status s = cli::GetJson(target, path, params, &answer); !s.ok()) {
-    return s;
-  }
-  if (answer.value("status", "") != "success" || !answer.contains("data") ||
-      !answer["data"].is_object() ||
-      answer["data"].value("resultType", "") != result_type) {
-    return Status::Error(url + " gave no " + result_type + " for " +
-                         params.find("query")->second + ": " +
-                         answer.dump().substr(0, 200));
-  }
-  auto found = answer["data"].find("result");
-  *result = found != answer["data"].end() ? std::move(*found)
-                                          : nlohmann::json::array();
-  return Status::Ok();
-}
-
-// What the batches of one cluster view add up to.
-struct ClusterEvaluation {
-  std::vector<diagnosis::Diagnosis> diagnoses;
-  std::vector<diagnosis::JobTraffic> jobs;
-  PodList pods;  // training pods (the report's job list)
-  size_t pods_seen = 0;
-  std::vector<cli::MissingNode> missing;
-  size_t evaluations = 0;
-  size_t batches = 0;
-};
-
-// The batches to read: the whole cluster at once when it is small, else
-// whole jobs and loose pods of about `--batch-series` series at a time
-// (report_batches.h).
-Status PlanClusterBatches(const cli::HttpTarget& target,
-                          const ReportFlags& flags, double end,
-                          const std::string& extra_matchers,
-                          std::vector<cli::Batch>* batches) {
-  const std::string base =
-      cli::FilterMatchers(flags.namespace_name, flags.job, extra_matchers);
-  if (flags.batch_series == 0) {
-    *batches = {cli::Batch{{base}, 0}};
-    return Status::Ok();
-  }
-  nlohmann::json roster;
-  if (Status s = QueryPrometheus(
-          target, flags.prometheus, "/api/v1/query",
-          {{"query", cli::PodRosterQuery(base, flags.range_seconds)},
-           {"time", std::to_string(end)}},
-          "vector", &roster);
-      !s.ok()) {
-    return s;
-  }
-  std::vector<cli::PodRef> pods;
-  if (Status s = cli::PodRefsFromVector(roster, &pods); !s.ok()) {
-    return Status::Error(flags.prometheus + ": " + s.message());
-  }
-  *batches = cli::PlanBatches(pods, flags.batch_series, base);
-  return Status::Ok();
-}
-
-// One batch: its series over the range into a window (each answer dropped
-// once added), replayed through the detectors.
-Status EvaluateBatch(const cli::HttpTarget& target, const ReportFlags& flags,
-                     const cli::Batch& batch, double end,
-                     const std::string& extra_matchers,
-                     ClusterEvaluation* out) {
-  cli::WindowBuilder builder;
-  // Two steps without a sample: the agent is down or unreachable, so its
-  // pods are judged on what it sent before (a scrape may lag one step).
-  const double grace = std::max(2 * flags.step_seconds, 30.0);
-  for (const auto& q :
-       cli::ClusterQueries(batch.matcher_sets, extra_matchers)) {
-    nlohmann::json result;
-    if (Status s = QueryPrometheus(
-            target, flags.prometheus, "/api/v1/query_range",
-            {{"query", q.promql},
-             {"start", std::to_string(end - flags.range_seconds)},
-             {"end", std::to_string(end)},
-             {"step", std::to_string(flags.step_seconds)}},
-            "matrix", &result);
-        !s.ok()) {
-      return s;
-    }
-    // Node series are the same in every batch: the first one judges them.
-    if (q.name == "node_cpus" && out->batches == 0) {
-      out->missing = cli::MissingNodes(result, end, grace);
-    }
-    if (Status s = builder.Add(q.name, result); !s.ok()) {
-      return Status::Error(flags.prometheus + ": " + s.message());
-    }
-  }
-  const diagnosis::Window window = builder.Finish();
-  diagnosis::ReplayResult replay =
-      diagnosis::Replay(window, diagnosis::DiagnosisSettings{});
-  std::move(replay.active.begin(), replay.active.end(),
-            std::back_inserter(out->diagnoses));
-  std::move(replay.jobs.begin(), replay.jobs.end(),
-            std::back_inserter(out->jobs));
-  for (auto& pod : cli::PodsOfWindow(window)) {
-    if (!pod.training_job.empty()) out->pods.push_back(std::move(pod));
-  }
-  out->pods_seen += window.pods.size();
-  out->evaluations = std::max(out->evaluations, replay.evaluations);
-  ++out->batches;
-  return Status::Ok();
-}
-
-// Most severe first, then by kind and pod (the engine's order).
-void SortDiagnoses(std::vector<diagnosis::Diagnosis>& ds) {
-  std::stable_sort(ds.begin(), ds.end(), [](const auto& a, const auto& b) {
-    if (a.severity != b.severity) return a.severity > b.severity;
-    if (a.kind != b.kind) return a.kind < b.kind;
-    if (a.namespace_name != b.namespace_name) {
-      return a.namespace_name < b.namespace_name;
-    }
-    if (a.pod != b.pod) return a.pod < b.pod;
-    return a.node < b.node;
-  });
-}
-
 nlohmann::json MissingNodesJson(const std::vector<cli::MissingNode>& missing,
                                 double end) {
   nlohmann::json out = nlohmann::json::array();
@@ -306,31 +182,20 @@ int PrometheusReport(const ReportFlags& flags) {
   }
   const double end =
       std::chrono::duration<double>(now.time_since_epoch()).count();
-  std::vector<cli::Batch> batches;
-  if (Status s =
-          PlanClusterBatches(target, flags, end, extra_matchers, &batches);
-      !s.ok()) {
+  cli::ClusterViewQuery query{
+      flags.prometheus,    flags.namespace_name, flags.job, extra_matchers,
+      flags.range_seconds, flags.step_seconds,   end,       flags.batch_series};
+  cli::ClusterEvaluation eval;
+  if (Status s = cli::EvaluateCluster(target, query, &eval); !s.ok()) {
     return Fail(s.message());
-  }
-  ClusterEvaluation eval;
-  for (const auto& batch : batches) {
-    if (Status s =
-            EvaluateBatch(target, flags, batch, end, extra_matchers, &eval);
-        !s.ok()) {
-      return Fail(s.message());
-    }
   }
   if (eval.pods_seen == 0) {
     std::cerr << "trainscope report: no trainscope series in "
               << flags.prometheus << " for the last " << flags.range_seconds
               << " s (is Prometheus scraping the agents?)\n";
   }
-  const diagnosis::DiagnosisSettings settings;
-  std::vector<diagnosis::Diagnosis> active = diagnosis::MergeNodeLinkDiagnoses(
-      std::move(eval.diagnoses), settings.network);
-  SortDiagnoses(active);
   nlohmann::json diagnoses = nlohmann::json::array();
-  for (const auto& d : active) {
+  for (const auto& d : eval.diagnoses) {
     diagnoses.push_back(diagnosis::DiagnosisJson(d));
   }
   nlohmann::json report = ReportView("cluster", eval.pods, diagnoses, now);

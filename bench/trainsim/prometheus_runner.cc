@@ -32,17 +32,18 @@ std::string PrometheusRunner::Config(const std::vector<Target>& targets,
     << "  scrape_timeout: " << timeout << "\n"
     << "  evaluation_interval: " << every << "\n"
     << "scrape_configs:\n"
-    // job_name is what the Operator derives from the Service; honor_labels
-    // as in the shipped ServiceMonitor.
+    // The target labels the shipped ServiceMonitor leaves (daemonset/base/
+    // servicemonitor.yaml, checked against the Operator's generated config
+    // by tests/deploy/e2e_operator.sh): job from the Service, honor_labels,
+    // instance = the node's name, service and endpoint; the agent pod's
+    // namespace/pod/container are dropped there, so they are not set here.
     << "  - job_name: trainscope-agent\n"
     << "    honor_labels: true\n"
     << "    static_configs:\n";
   for (const Target& t : targets) {
     c << "      - targets: ['127.0.0.1:" << t.port << "']\n"
       << "        labels:\n"
-      << "          namespace: trainscope\n"
-      << "          pod: trainscope-agent-" << t.node << "\n"
-      << "          container: agent\n"
+      << "          instance: " << t.node << "\n"
       << "          service: trainscope-agent\n"
       << "          endpoint: metrics\n";
   }

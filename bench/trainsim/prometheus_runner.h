@@ -8,9 +8,10 @@
 namespace trainsim {
 
 // A real Prometheus (Debian's /usr/bin/prometheus) scraping every node's
-// agent of a cluster run, with the target labels the Prometheus Operator
-// gives a ServiceMonitor target of the shipped DaemonSet, and
-// honor_labels: true so the agent's own namespace/pod labels win. It lives
+// agent of a cluster run, with the target labels a ServiceMonitor target of
+// the shipped DaemonSet ends up with (Operator relabelling, instance = node,
+// the agent pod's namespace/pod/container dropped), and honor_labels: true
+// so the agent's own namespace/pod labels are kept. It lives
 // under the run dir (config, data, log); Stop() ends it and removes its
 // data, and the supervisor's death takes it along (PR_SET_PDEATHSIG).
 class PrometheusRunner {

@@ -305,10 +305,13 @@ TEST(ClusterPrometheusTest, ConfigCarriesOperatorTargetLabels) {
   for (const char* want :
        {"scrape_interval: 2000ms", "job_name: trainscope-agent",
         "honor_labels: true", "targets: ['127.0.0.1:9001']",
-        "targets: ['127.0.0.1:9002']", "namespace: trainscope",
-        "pod: trainscope-agent-node-a", "pod: trainscope-agent-node-b",
-        "container: agent", "service: trainscope-agent", "endpoint: metrics"})
+        "targets: ['127.0.0.1:9002']", "instance: node-a", "instance: node-b",
+        "service: trainscope-agent", "endpoint: metrics"})
     EXPECT_NE(c.find(want), std::string::npos) << want << "\n" << c;
+  // Dropped by the shipped ServiceMonitor's labeldrop: never set.
+  for (const char* unwanted : {"namespace:", "pod:", "container:"}) {
+    EXPECT_EQ(c.find(unwanted), std::string::npos) << unwanted << "\n" << c;
+  }
 }
 
 json Report(
