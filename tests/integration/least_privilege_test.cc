@@ -300,6 +300,12 @@ struct Degradation {
   const char* log;  // fragment of the warning that says why ("" = none)
 };
 
+// Stable test names for ctest (the default prints the struct's bytes).
+void PrintTo(const Degradation& d, std::ostream* os) {
+  *os << "drop";
+  for (const auto& c : d.drop) *os << " " << c;
+}
+
 class LeastPrivilegeDegradationTest
     : public LeastPrivilegeTest,
       public ::testing::WithParamInterface<Degradation> {};
