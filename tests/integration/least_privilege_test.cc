@@ -337,7 +337,23 @@ TEST_P(LeastPrivilegeDegradationTest, FlowsDegradeAsDocumentedRestWorks) {
   if (d.flows_up) {
     auto tx = TrafficCounted();
     ASSERT_TRUE(tx) << Log();
-    EXPECT_GE(*tx, 2 * 1024 * 1024);
+    if (std::string(d.mode) == "pcap") {
+      // The 5% of flows_accuracy_test (which owns pcap accuracy): the
+      // capture keeps its own counting window. Beyond it, a capture that fell
+      // behind iperf3 on a busy machine must report its drops.
+      auto m2 = HttpGet(port_, "/metrics");
+      ASSERT_TRUE(m2);
+      const double drops =
+          MetricValue(*m2, "trainscope_flows_pcap_kernel_drops_total", {})
+              .value_or(0) +
+          MetricValue(*m2, "trainscope_flows_pcap_interface_drops_total", {})
+              .value_or(0);
+      EXPECT_GT(*tx, 0);
+      EXPECT_TRUE(*tx >= 0.95 * 2 * 1024 * 1024 || drops > 0)
+          << "counted " << *tx << " of 2 MiB, no drops reported";
+    } else {
+      EXPECT_GE(*tx, 2 * 1024 * 1024);
+    }
   }
 }
 
