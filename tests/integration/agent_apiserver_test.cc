@@ -121,6 +121,59 @@ TEST_F(AgentApiServerTest, ServerDeathKeepsPodsAndServingThenRecovers) {
       << agent_->Stderr();
 }
 
+// Issue 15: the API server gone (seconds here; the agent's retry backoff
+// caps at 30 s, so a 5-minute outage differs only in the number of failed
+// rounds), changes made and history compacted meanwhile, then a watch that
+// the server answers with 410 Gone. The same agent process keeps serving the
+// last known pods, counts its errors, and catches up by re-listing.
+TEST_F(AgentApiServerTest, OutageThenGoneOnWatchRecoversWithoutRestart) {
+  ASSERT_TRUE(EventuallyMetrics(port_, [](const std::string& m) {
+    return Has(m, "ctr-ps-0") && Has(m, "ctr-worker-0");
+  }));
+  const pid_t pid = agent_->pid();
+  api_.Stop();
+  EXPECT_TRUE(EventuallyMetrics(port_, [](const std::string& m) {
+    return Has(m, "ctr-ps-0") && Has(m, "ctr-worker-0") &&
+           m.find("trainscope_discovery_errors_total{mode=\"apiserver\"} 0") ==
+               std::string::npos;
+  }));
+  EXPECT_EQ(*HttpGet(port_, "/healthz"), "ok\n");
+  // While it is down: this node's pods change, another node's too, and the
+  // history the agent's version points into is compacted away.
+  api_.AddPod(Pod("ctr-worker-3", "node-a"));
+  api_.DeletePod("training", "ctr-worker-0");
+  api_.AddPod(Pod("far-worker-1", "node-b"));
+  api_.Compact();
+  ASSERT_TRUE(api_.Restart());
+  EXPECT_TRUE(EventuallyMetrics(
+      port_,
+      [](const std::string& m) {
+        return Has(m, "ctr-worker-3") && !Has(m, "ctr-worker-0");
+      },
+      40s))
+      << agent_->Stderr();
+  // Now a live watch falls behind unseen (other node) and is told 410.
+  api_.AddPod(Pod("far-worker-2", "node-b"));
+  api_.Compact();
+  api_.EndWatches();
+  for (int i = 0;
+       i < 50 && agent_->Stderr().find("410 Gone") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_THAT(agent_->Stderr(), HasSubstr("(410 Gone), re-listing"));
+  api_.AddPod(Pod("ctr-worker-4", "node-a"));
+  EXPECT_TRUE(EventuallyMetrics(
+      port_,
+      [](const std::string& m) {
+        return Has(m, "ctr-worker-4") && Has(m, "ctr-worker-3") &&
+               Has(m, "ctr-ps-0");
+      },
+      20s))
+      << agent_->Stderr();
+  EXPECT_EQ(agent_->pid(), pid);
+  EXPECT_FALSE(agent_->WaitExit(0ms).has_value()) << "the agent exited";
+}
+
 TEST_F(AgentApiServerTest, BadAnswersAreLoggedAndTheAgentKeepsServing) {
   struct Fault {
     int status;

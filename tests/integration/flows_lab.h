@@ -96,6 +96,7 @@ class ChildProcess {
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
+  pid_t pid() const { return pid_; }
   void Signal(int sig);
   std::optional<int> Wait(std::chrono::milliseconds deadline);
 
