@@ -71,29 +71,6 @@ std::set<int> Minus(const std::set<int>& a, const std::set<int>& b) {
   return out;
 }
 
-// Waits until the agent on `port` has completed `more` sampling cycles past
-// the current one: pods reach the BPF map (and pod addresses the capture)
-// at a sample, and traffic before that is not attributed to them.
-void WaitCycles(int port, int more) {
-  std::optional<double> start;
-  for (int i = 0; i < 80; ++i) {
-    if (auto m = HttpGet(port, "/metrics")) {
-      auto c = MetricValue(*m, "trainscope_sampler_cycles_total", {});
-      if (c && !start) start = c;
-      if (c && start && *c >= *start + more) return;
-    }
-    std::this_thread::sleep_for(100ms);
-  }
-}
-
-nlohmann::json PodJson(const KernelPod& pod, const std::string& name,
-                       const std::string& ip) {
-  return {{"metadata",
-           {{"name", name}, {"namespace", "reliability"}, {"uid", pod.uid()}}},
-          {"spec", {{"nodeName", "node-a"}, {"containers", {{{"name", "m"}}}}}},
-          {"status", {{"phase", "Running"}, {"podIP", ip}}}};
-}
-
 class BpfSigkillTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -144,8 +121,9 @@ TEST_F(BpfSigkillTest, NothingRemainsAfterSigkillAndARestartCountsTraffic) {
       {"kind", "PodList"},
       {"metadata", {{"resourceVersion", "1"}}},
       {"items",
-       {PodJson(a, "kill-a", lab.ip(0)),
-        PodJson(b, "kill-b", lab.ip(1))}}}.dump();
+       {KernelPodJson(a, "reliability", "kill-a", lab.ip(0)),
+        KernelPodJson(b, "reliability", "kill-b",
+                      lab.ip(1))}}}.dump();
   const std::set<int> progs_before = TrainscopeIds("bpftool -j prog show");
   const std::set<int> maps_before = TrainscopeIds("bpftool -j map show");
   std::set<int> attached_before;
@@ -213,7 +191,7 @@ TEST_F(BpfSigkillTest, NothingRemainsAfterSigkillAndARestartCountsTraffic) {
     std::this_thread::sleep_for(250ms);
   }
   EXPECT_EQ(restarted.size(), 2u) << agent.Stderr();
-  WaitCycles(port, 2);
+  WaitSamplerCycles(port, 2);
   {
     PodProcess server(b, lab.netns(1), {"iperf3", "-s", "-1", "-B", lab.ip(1)},
                       (dir_ / "s.log").string());

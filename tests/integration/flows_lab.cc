@@ -13,6 +13,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "agent_process.h"
+#include "kernel_pod.h"
+
 namespace trainscope::testing {
 namespace {
 std::optional<int> WaitPid(pid_t pid, bool* reaped,
@@ -247,6 +250,31 @@ std::optional<double> MetricValue(const std::string& exposition,
     if (all) return std::stod(line.substr(line.rfind(' ') + 1));
   }
   return std::nullopt;
+}
+
+void WaitSamplerCycles(int port, int more) {
+  std::optional<double> start;
+  for (int i = 0; i < 80; ++i) {
+    if (auto m = HttpGet(port, "/metrics")) {
+      auto c = MetricValue(*m, "trainscope_sampler_cycles_total", {});
+      if (c && !start) start = c;
+      if (c && start && *c >= *start + more) return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+nlohmann::json KernelPodJson(const KernelPod& pod, const std::string& ns,
+                             const std::string& name, const std::string& ip) {
+  return {{"metadata", {{"name", name}, {"namespace", ns}, {"uid", pod.uid()}}},
+          {"spec", {{"nodeName", "node-a"}, {"containers", {{{"name", "m"}}}}}},
+          {"status",
+           {{"phase", "Running"},
+            {"podIP", ip},
+            {"podIPs", {{{"ip", ip}}}},
+            {"containerStatuses",
+             {{{"name", "m"},
+               {"containerID", "containerd://" + pod.container_id()}}}}}}};
 }
 
 }  // namespace trainscope::testing

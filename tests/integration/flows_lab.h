@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,5 +114,16 @@ std::string Slurp(const std::string& path);
 std::optional<double> MetricValue(const std::string& exposition,
                                   const std::string& metric,
                                   const std::vector<std::string>& labels);
+
+// Waits (at most 8 s) until the agent on `port` has completed `more`
+// sampling cycles past the current one: pods reach the BPF map (and pod
+// addresses the capture) at a sample, and traffic before that is not
+// attributed to them.
+void WaitSamplerCycles(int port, int more);
+
+// A PodList item for a kernel pod as the agent's file discovery reads it:
+// Running on node-a with `ip`, its container id in containerStatuses.
+nlohmann::json KernelPodJson(const KernelPod& pod, const std::string& ns,
+                             const std::string& name, const std::string& ip);
 
 }  // namespace trainscope::testing

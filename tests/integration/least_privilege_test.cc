@@ -86,35 +86,6 @@ uint64_t StatusHex(pid_t pid, const std::string& field) {
   return ~0ULL;
 }
 
-// Waits until the agent on `port` has completed `more` sampling cycles past
-// the current one: pods reach the BPF map (and pod addresses the capture)
-// at a sample, and traffic before that is not attributed to them.
-void WaitCycles(int port, int more) {
-  std::optional<double> start;
-  for (int i = 0; i < 80; ++i) {
-    if (auto m = HttpGet(port, "/metrics")) {
-      auto c = MetricValue(*m, "trainscope_sampler_cycles_total", {});
-      if (c && !start) start = c;
-      if (c && start && *c >= *start + more) return;
-    }
-    std::this_thread::sleep_for(100ms);
-  }
-}
-
-nlohmann::json PodJson(const KernelPod& pod, const std::string& name,
-                       const std::string& ip) {
-  return {{"metadata",
-           {{"name", name}, {"namespace", "least-priv"}, {"uid", pod.uid()}}},
-          {"spec", {{"nodeName", "node-a"}, {"containers", {{{"name", "m"}}}}}},
-          {"status",
-           {{"phase", "Running"},
-            {"podIP", ip},
-            {"podIPs", {{{"ip", ip}}}},
-            {"containerStatuses",
-             {{{"name", "m"},
-               {"containerID", "containerd://" + pod.container_id()}}}}}}};
-}
-
 bool Has(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;
 }
@@ -141,9 +112,9 @@ class LeastPrivilegeTest : public ::testing::Test {
         {"kind", "PodList"},
         {"metadata", {{"resourceVersion", "1"}}},
         {"items",
-         {PodJson(*a_, "lp-a", lab_->ip(0)),
-          PodJson(*b_, "lp-b",
-                  lab_->ip(1))}}}.dump();
+         {KernelPodJson(*a_, "least-priv", "lp-a", lab_->ip(0)),
+          KernelPodJson(*b_, "least-priv", "lp-b",
+                        lab_->ip(1))}}}.dump();
     // Each pod runs a process as another user (nobody), as a training
     // container would: the agent reads its /proc/<pid>/net/dev and ns links.
     for (int i = 0; i < 2; ++i) {
@@ -217,7 +188,7 @@ class LeastPrivilegeTest : public ::testing::Test {
   // 2 MiB from pod a to pod b on the default training port (pcap mode only
   // captures training ports); the agent's a->b transmit counter after it.
   std::optional<double> TrafficCounted() {
-    WaitCycles(port_, 2);
+    WaitSamplerCycles(port_, 2);
     {
       PodProcess server(*b_, lab_->netns(1),
                         {"iperf3", "-s", "-1", "-B", lab_->ip(1), "-p", "2222"},
