@@ -7,20 +7,11 @@
 #include <set>
 #include <utility>
 
+#include "cli/report_prometheus.h"
 #include "trainscope/pod.h"
 
 namespace trainscope::cli {
 namespace {
-
-// A PromQL string literal (JSON escaping is valid PromQL quoting).
-std::string Quoted(const std::string& value) {
-  return nlohmann::json(value).dump();
-}
-
-std::string Label(const nlohmann::json& metric, const char* name) {
-  auto it = metric.find(name);
-  return it != metric.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 // What one batch holds of one namespace.
 struct NamespacePart {
@@ -59,13 +50,14 @@ struct Planner {
     // Namespaces whose loose pods are all in this batch: one matcher.
     std::vector<std::string> whole_namespaces;
     for (const auto& [ns, part] : current) {
-      const std::string in_ns = "namespace=" + Quoted(ns);
+      const std::string in_ns = "namespace=" + PromQLString(ns);
       if (part.jobs.size() == 1) {
-        batch.matcher_sets.push_back(
-            WithBase(in_ns + ",training_job=" + Quoted(part.jobs.front())));
-      } else if (!part.jobs.empty()) {
         batch.matcher_sets.push_back(WithBase(
-            in_ns + ",training_job=~" + Quoted(ExactAlternatives(part.jobs))));
+            in_ns + ",training_job=" + PromQLString(part.jobs.front())));
+      } else if (!part.jobs.empty()) {
+        batch.matcher_sets.push_back(
+            WithBase(in_ns + ",training_job=~" +
+                     PromQLString(ExactAlternatives(part.jobs))));
       }
       if (part.loose_pods.empty()) continue;
       if (part.loose_pods.size() == loose_in_namespace.at(ns)) {
@@ -74,16 +66,16 @@ struct Planner {
       }
       batch.matcher_sets.push_back(
           WithBase(in_ns + ",training_job=\"\",pod=~" +
-                   Quoted(ExactAlternatives(part.loose_pods))));
+                   PromQLString(ExactAlternatives(part.loose_pods))));
     }
     if (whole_namespaces.size() == 1) {
       batch.matcher_sets.push_back(
-          WithBase("namespace=" + Quoted(whole_namespaces.front()) +
+          WithBase("namespace=" + PromQLString(whole_namespaces.front()) +
                    ",training_job=\"\""));
     } else if (!whole_namespaces.empty()) {
-      batch.matcher_sets.push_back(
-          WithBase("namespace=~" + Quoted(ExactAlternatives(whole_namespaces)) +
-                   ",training_job=\"\""));
+      batch.matcher_sets.push_back(WithBase(
+          "namespace=~" + PromQLString(ExactAlternatives(whole_namespaces)) +
+          ",training_job=\"\""));
     }
     batches.push_back(std::move(batch));
     current.clear();
@@ -113,8 +105,8 @@ Status PodRefsFromVector(const nlohmann::json& result,
                            series.dump().substr(0, 200));
     }
     const auto& metric = series["metric"];
-    PodRef ref{Label(metric, "namespace"), Label(metric, "pod"),
-               Label(metric, "training_job"), Label(metric, "role")};
+    PodRef ref{LabelOf(metric, "namespace"), LabelOf(metric, "pod"),
+               LabelOf(metric, "training_job"), LabelOf(metric, "role")};
     if (ref.pod.empty()) continue;  // not a pod series: nothing to cut
     pods->push_back(std::move(ref));
   }

@@ -63,11 +63,6 @@ std::string Select(const std::string& metric, const std::string& matchers) {
   return metric.substr(0, metric.size() - 1) + "," + matchers + "}";
 }
 
-std::string Label(const nlohmann::json& metric, const char* name) {
-  auto it = metric.find(name);
-  return it != metric.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 // Calls fn(t, value) for every finite sample of a series.
 Status ForEachSample(const std::string& query, const nlohmann::json& series,
                      const std::function<void(double, double)>& fn) {
@@ -107,17 +102,17 @@ struct Builder {
   std::map<std::string, std::map<double, PodPoint>> points;
 
   PodSlot Slot(const nlohmann::json& metric) {
-    const std::string ns = Label(metric, "namespace");
-    const std::string pod = Label(metric, "pod");
+    const std::string ns = LabelOf(metric, "namespace");
+    const std::string pod = LabelOf(metric, "pod");
     const std::string key = diagnosis::PodKey(ns, pod);
     auto& meta = w.pods[key].meta;
     meta.namespace_name = ns;
     meta.pod = pod;
     if (meta.training_job.empty()) {
-      meta.training_job = Label(metric, "training_job");
+      meta.training_job = LabelOf(metric, "training_job");
     }
     if (meta.role == Role::kUnknown) {
-      meta.role = ParseRole(Label(metric, "role")).value_or(Role::kUnknown);
+      meta.role = ParseRole(LabelOf(metric, "role")).value_or(Role::kUnknown);
     }
     return {&meta, &points[key]};
   }
@@ -125,14 +120,22 @@ struct Builder {
 
 }  // namespace
 
+std::string PromQLString(const std::string& value) {
+  return nlohmann::json(value).dump();
+}
+
+std::string LabelOf(const nlohmann::json& metric, const char* name) {
+  auto it = metric.find(name);
+  return it != metric.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 std::string FilterMatchers(const std::string& ns, const std::string& job,
                            const std::string& extra) {
   std::string matchers = extra;
   auto add = [&](const std::string& label, const std::string& value) {
     if (value.empty()) return;
     if (!matchers.empty()) matchers += ",";
-    nlohmann::json quoted = value;  // JSON escaping is valid PromQL quoting
-    matchers += label + "=" + quoted.dump();
+    matchers += label + "=" + PromQLString(value);
   };
   add("namespace", ns);
   add("training_job", job);
@@ -210,11 +213,11 @@ Status WindowBuilder::Add(const std::string& name,
         const PodSlot slot = b.Slot(metric);
         fn = [slot, field](double t, double v) { slot.At(t).*field = v; };
       } else if (name == "info") {
-        const std::string uid = Label(metric, "uid");
-        const std::string node = Label(metric, "node");
-        const JobKind kind =
-            ParseJobKind(Label(metric, "job_kind")).value_or(JobKind::kUnknown);
-        const Framework framework = ParseFramework(Label(metric, "framework"))
+        const std::string uid = LabelOf(metric, "uid");
+        const std::string node = LabelOf(metric, "node");
+        const JobKind kind = ParseJobKind(LabelOf(metric, "job_kind"))
+                                 .value_or(JobKind::kUnknown);
+        const Framework framework = ParseFramework(LabelOf(metric, "framework"))
                                         .value_or(Framework::kUnknown);
         const PodSlot slot = b.Slot(metric);
         fn = [slot, uid, node, kind, framework](double t, double) {
@@ -224,11 +227,11 @@ Status WindowBuilder::Add(const std::string& name,
           slot.meta->framework = framework;
         };
       } else if (name == "peer_rx" || name == "peer_tx") {
-        const std::string peer_pod = Label(metric, "peer_pod");
+        const std::string peer_pod = LabelOf(metric, "peer_pod");
         if (peer_pod.empty()) continue;  // unknown peers: no pod to judge
         const std::string peer =
-            diagnosis::PodKey(Label(metric, "peer_namespace"), peer_pod);
-        if (auto role = ParseRole(Label(metric, "peer_role"))) {
+            diagnosis::PodKey(LabelOf(metric, "peer_namespace"), peer_pod);
+        if (auto role = ParseRole(LabelOf(metric, "peer_role"))) {
           w.peer_roles[peer] = *role;
         }
         const bool rx = name == "peer_rx";
@@ -240,17 +243,17 @@ Status WindowBuilder::Add(const std::string& name,
       } else if (name == "gpu") {
         // Per GPU: the pod's containers summed (capped at 1, as the agent
         // does); the mean over the pod's GPUs is taken once all are in.
-        const std::string gpu = Label(metric, "gpu");
+        const std::string gpu = LabelOf(metric, "gpu");
         const PodSlot slot = b.Slot(metric);
-        auto& use = gpu_use[diagnosis::PodKey(Label(metric, "namespace"),
-                                              Label(metric, "pod"))];
+        auto& use = gpu_use[diagnosis::PodKey(LabelOf(metric, "namespace"),
+                                              LabelOf(metric, "pod"))];
         fn = [slot, &use, gpu](double t, double v) {
           slot.At(t);
           double& sum = use[t][gpu];
           sum = std::min(1.0, sum + v);
         };
       } else if (name == "bandwidth") {
-        const bool rx = Label(metric, "direction") == "receive";
+        const bool rx = LabelOf(metric, "direction") == "receive";
         const PodSlot slot = b.Slot(metric);
         fn = [slot, rx](double t, double v) {
           slot.At(t);
@@ -258,7 +261,7 @@ Status WindowBuilder::Add(const std::string& name,
               : slot.meta->egress_limit_bytes_per_second) = v;
         };
       } else if (name == "node_cpus" || name == "nic_speed") {
-        const std::string node = Label(metric, "node");
+        const std::string node = LabelOf(metric, "node");
         const bool cpus = name == "node_cpus";
         fn = [&, node, cpus](double, double v) {
           auto& meta = w.nodes[node];
@@ -267,7 +270,7 @@ Status WindowBuilder::Add(const std::string& name,
         };
       } else if (name == "nic_rx" || name == "nic_tx") {
         // Summed over the node's physical NICs, like the agent does.
-        const std::string node = Label(metric, "node");
+        const std::string node = LabelOf(metric, "node");
         const bool rx = name == "nic_rx";
         fn = [&, node, rx](double t, double v) {
           auto& p = nic_points[node][t];
@@ -329,7 +332,7 @@ std::vector<MissingNode> MissingNodes(const nlohmann::json& node_series,
   if (!node_series.is_array()) return {};
   for (const auto& series : node_series) {
     const auto metric = series.value("metric", nlohmann::json::object());
-    const std::string node = Label(metric, "node");
+    const std::string node = LabelOf(metric, "node");
     if (node.empty()) continue;
     double& newest = last.try_emplace(node, 0.0).first->second;
     (void)ForEachSample("node_cpus", series, [&newest](double t, double) {

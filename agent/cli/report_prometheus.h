@@ -18,6 +18,11 @@ struct PromQuery {
   std::string promql;
 };
 
+// A PromQL string literal of `value` (JSON escaping is valid PromQL quoting).
+std::string PromQLString(const std::string& value);
+// The string value of a label in a series' `metric` object ("" if absent).
+std::string LabelOf(const nlohmann::json& metric, const char* name);
+
 // Label matchers for a namespace and/or a training job ("" = all), after
 // `extra` (checked matchers from --selector); all empty gives "".
 std::string FilterMatchers(const std::string& namespace_name,

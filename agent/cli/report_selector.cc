@@ -1,8 +1,9 @@
 #include "cli/report_selector.h"
 
 #include <cctype>
-#include <nlohmann/json.hpp>
 #include <string_view>
+
+#include "cli/report_prometheus.h"
 
 namespace trainscope::cli {
 namespace {
@@ -88,7 +89,7 @@ Status ParseMatcher(std::string_view& s, std::string* canonical) {
   std::string value;
   if (Status q = ParseQuoted(s, &value); !q.ok()) return q;
   // JSON quoting is valid PromQL quoting.
-  *canonical = name + op + nlohmann::json(value).dump();
+  *canonical = name + op + PromQLString(value);
   return Status::Ok();
 }
 
