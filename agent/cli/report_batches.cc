@@ -22,7 +22,9 @@ struct NamespacePart {
 struct Planner {
   size_t max_series;
   std::string base;
-  std::map<std::string, size_t> loose_in_namespace;  // for the whole cluster
+  // Loose pods per namespace in the whole roster; empty when planning a
+  // subset (no namespace is then whole).
+  std::map<std::string, size_t> loose_in_namespace;
   std::vector<Batch> batches;
   std::map<std::string, NamespacePart> current;
   size_t current_pods = 0;
@@ -60,7 +62,9 @@ struct Planner {
                      PromQLString(ExactAlternatives(part.jobs))));
       }
       if (part.loose_pods.empty()) continue;
-      if (part.loose_pods.size() == loose_in_namespace.at(ns)) {
+      if (auto it = loose_in_namespace.find(ns);
+          it != loose_in_namespace.end() &&
+          part.loose_pods.size() == it->second) {
         whole_namespaces.push_back(ns);
         continue;
       }
@@ -88,7 +92,7 @@ struct Planner {
 
 std::string PodRosterQuery(const std::string& matchers, double range_seconds) {
   return fmt::format(
-      "group by (namespace, pod, training_job, role) "
+      "group by (namespace, pod, training_job, role, node) "
       "(max_over_time(trainscope_pod_info{{{}}}[{}s]))",
       matchers, static_cast<long long>(range_seconds));
 }
@@ -106,7 +110,8 @@ Status PodRefsFromVector(const nlohmann::json& result,
     }
     const auto& metric = series["metric"];
     PodRef ref{LabelOf(metric, "namespace"), LabelOf(metric, "pod"),
-               LabelOf(metric, "training_job"), LabelOf(metric, "role")};
+               LabelOf(metric, "training_job"), LabelOf(metric, "role"),
+               LabelOf(metric, "node")};
     if (ref.pod.empty()) continue;  // not a pod series: nothing to cut
     pods->push_back(std::move(ref));
   }
@@ -132,7 +137,8 @@ size_t EstimatedJobSeries(size_t pods, size_t workers, size_t ps) {
 }
 
 std::vector<Batch> PlanBatches(const std::vector<PodRef>& pods,
-                               size_t max_series, const std::string& base) {
+                               size_t max_series, const std::string& base,
+                               bool subset) {
   struct JobSize {
     size_t pods = 0, workers = 0, ps = 0;
   };
@@ -162,12 +168,12 @@ std::vector<Batch> PlanBatches(const std::vector<PodRef>& pods,
     }
   }
   for (const auto& [ns, names] : loose) total += names.size() * kSeriesPerPod;
-  if (total <= max_series) {
+  if (total <= max_series && !subset) {
     return {Batch{{base}, seen.size(), total}};
   }
   Planner planner{max_series, base, {}, {}, {}, 0, 0};
   for (const auto& [ns, names] : loose) {
-    planner.loose_in_namespace[ns] = names.size();
+    if (!subset) planner.loose_in_namespace[ns] = names.size();
   }
   std::set<std::string> namespaces;
   for (const auto& [ns, _] : jobs) namespaces.insert(ns);

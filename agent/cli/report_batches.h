@@ -22,6 +22,7 @@ struct PodRef {
   std::string pod;
   std::string training_job;  // "" = no job
   std::string role;          // the `role` label ("" = none)
+  std::string node;          // the `node` label of its pod_info
 };
 
 // What a batch's answers weigh, in series: every pod has about this many
@@ -58,9 +59,12 @@ struct Batch {
 // training job (a job larger than `max_pods` is a batch of its own). Pods of
 // no job fill batches by namespace. One batch with no matchers when
 // everything fits in one. `base` (matchers every series must also match,
-// e.g. `namespace="a"`) is prefixed to every matcher list.
+// e.g. `namespace="a"`) is prefixed to every matcher list. `subset`: the
+// pods are a chosen part of the roster (the triage's, report_triage.h), so
+// every batch names its jobs and pods (no "every pod" or "whole namespace"
+// matcher).
 std::vector<Batch> PlanBatches(const std::vector<PodRef>& pods, size_t max_pods,
-                               const std::string& base);
+                               const std::string& base, bool subset = false);
 
 // A PromQL regex matching exactly these names (anchored by PromQL).
 std::string ExactAlternatives(const std::vector<std::string>& names);

@@ -1,8 +1,12 @@
 #include "cli/report_cluster.h"
 
 #include <algorithm>
+#include <future>
+#include <iostream>
 #include <iterator>
+#include <limits>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "cli/report_batches.h"
@@ -34,31 +38,191 @@ Status QueryPrometheus(const HttpTarget& target, const std::string& url,
   return Status::Ok();
 }
 
-// The batches to read: the whole cluster at once when it is small, else
-// whole jobs and loose pods of about `--batch-series` series at a time
-// (report_batches.h).
-Status PlanClusterBatches(const HttpTarget& target, const ClusterViewQuery& q,
-                          std::vector<Batch>* batches) {
-  const std::string base =
-      FilterMatchers(q.namespace_name, q.training_job, q.extra_matchers);
-  if (q.batch_series == 0) {
-    *batches = {Batch{{base}, 0}};
-    return Status::Ok();
+// Two steps without a sample: the agent is down or unreachable, so its pods
+// are judged on what it sent before (a scrape may lag one step).
+double MissingGrace(const ClusterViewQuery& q) {
+  return std::max(2 * q.step_seconds, 30.0);
+}
+
+using Answers = std::map<std::string, nlohmann::json>;
+
+// Instant queries at the end of the range, all in flight at once (the
+// triage's are small aggregates; Prometheus evaluates them in parallel).
+Status QueryAll(const HttpTarget& target, const ClusterViewQuery& q,
+                const std::vector<PromQuery>& queries, Answers* answers) {
+  std::vector<std::future<std::pair<Status, nlohmann::json>>> pending;
+  for (const auto& query : queries) {
+    pending.push_back(std::async(std::launch::async, [&target, &q, query] {
+      nlohmann::json result;
+      Status s = QueryPrometheus(
+          target, q.prometheus, "/api/v1/query",
+          {{"query", query.promql}, {"time", std::to_string(q.end)}}, "vector",
+          &result);
+      return std::make_pair(std::move(s), std::move(result));
+    }));
   }
-  nlohmann::json roster;
-  if (Status s =
-          QueryPrometheus(target, q.prometheus, "/api/v1/query",
-                          {{"query", PodRosterQuery(base, q.range_seconds)},
-                           {"time", std::to_string(q.end)}},
-                          "vector", &roster);
+  Status first = Status::Ok();
+  for (size_t i = 0; i < pending.size(); ++i) {
+    auto [s, result] = pending[i].get();
+    if (!s.ok() && first.ok()) first = std::move(s);
+    (*answers)[queries[i].name] = std::move(result);
+  }
+  return first;
+}
+
+Status ReadRoster(const HttpTarget& target, const ClusterViewQuery& q,
+                  const std::string& base, std::vector<PodRef>* pods) {
+  Answers answers;
+  if (Status s = QueryAll(target, q,
+                          {{"roster", PodRosterQuery(base, q.range_seconds)}},
+                          &answers);
       !s.ok()) {
     return s;
   }
-  std::vector<PodRef> pods;
-  if (Status s = PodRefsFromVector(roster, &pods); !s.ok()) {
+  if (Status s = PodRefsFromVector(answers["roster"], pods); !s.ok()) {
     return Status::Error(q.prometheus + ": " + s.message());
   }
-  *batches = PlanBatches(pods, q.batch_series, base);
+  return Status::Ok();
+}
+
+bool HasPsJob(const std::vector<PodRef>& roster) {
+  return std::any_of(roster.begin(), roster.end(), [](const PodRef& p) {
+    return !p.training_job.empty() && ParseRole(p.role) == Role::kPs;
+  });
+}
+
+// The triage's answers: from the recording rules, or from the raw series
+// when this Prometheus has none of Trainscope's rules.
+Status TriageAnswers(const HttpTarget& target, const ClusterViewQuery& q,
+                     std::future<std::pair<Status, Answers>>& started,
+                     const std::vector<PodRef>& roster, Answers* answers,
+                     bool* recording_rules) {
+  auto [status, got] = started.get();
+  if (!status.ok()) return status;
+  *answers = std::move(got);
+  *recording_rules = !(*answers)["ps_traffic"].empty() ||
+                     !(*answers)["worker_traffic"].empty() || !HasPsJob(roster);
+  if (*recording_rules) return Status::Ok();
+  std::cerr << "trainscope report: " << q.prometheus
+            << " has no Trainscope recording rules (daemonset/base/"
+               "prometheusrule.yaml); the triage sums the raw peer series "
+               "instead, which is much slower on a large cluster\n";
+  const std::string base =
+      FilterMatchers(q.namespace_name, q.training_job, q.extra_matchers);
+  return QueryAll(target, q, TriageFallbackQueries(base), answers);
+}
+
+// The triage's pods as the report's job list, and its PS traffic for the
+// jobs that are not replayed (the replayed ones have their own).
+void AddTriagedJobs(const std::vector<PodRef>& roster, Suspects& suspects,
+                    ClusterEvaluation* out) {
+  for (const auto& p : roster) {
+    if (p.training_job.empty()) continue;
+    PodInfo info;
+    info.namespace_name = p.namespace_name;
+    info.name = p.pod;
+    info.training_job = p.training_job;
+    info.role = ParseRole(p.role).value_or(Role::kUnknown);
+    info.node = p.node;
+    out->pods.push_back(std::move(info));
+  }
+  for (auto& t : suspects.traffic) {
+    const bool replayed =
+        std::any_of(out->jobs.begin(), out->jobs.end(), [&t](const auto& j) {
+          return j.namespace_name == t.namespace_name &&
+                 j.training_job == t.training_job;
+        });
+    if (!replayed) out->jobs.push_back(std::move(t));
+  }
+}
+
+size_t JobsOf(const std::vector<PodRef>& pods) {
+  std::set<std::pair<std::string, std::string>> jobs;
+  for (const auto& p : pods) {
+    if (!p.training_job.empty())
+      jobs.insert({p.namespace_name, p.training_job});
+  }
+  return jobs.size();
+}
+
+// The batches to read: the whole cluster at once when it is small, else
+// whole jobs and loose pods of about `--batch-series` series at a time
+// (report_batches.h); on a large cluster only what the triage flags.
+Status PlanClusterBatches(const HttpTarget& target, const ClusterViewQuery& q,
+                          std::vector<Batch>* batches,
+                          std::vector<PodRef>* roster, Suspects* suspects,
+                          ClusterEvaluation* out) {
+  const std::string base =
+      FilterMatchers(q.namespace_name, q.training_job, q.extra_matchers);
+  if (q.batch_series == 0 && q.triage != TriageMode::kOn) {
+    *batches = {Batch{{base}, 0}};
+    return Status::Ok();
+  }
+  // The triage's queries run while the roster is read; auto mode drops
+  // their answers when one batch holds the cluster.
+  std::future<std::pair<Status, Answers>> triage;
+  if (q.triage != TriageMode::kOff) {
+    triage = std::async(std::launch::async, [&target, &q, &base] {
+      Answers answers;
+      Status s = QueryAll(
+          target, q, TriageQueries(base, q.extra_matchers, q.range_seconds),
+          &answers);
+      return std::make_pair(std::move(s), std::move(answers));
+    });
+  }
+  Status status = ReadRoster(target, q, base, roster);
+  const size_t limit =
+      q.batch_series > 0 ? q.batch_series : std::numeric_limits<size_t>::max();
+  *batches = PlanBatches(*roster, limit, base);
+  const bool use = q.triage == TriageMode::kOn ||
+                   (q.triage == TriageMode::kAuto && batches->size() > 1);
+  if (!status.ok() || !use) {
+    if (triage.valid()) triage.wait();
+    return status;
+  }
+  TriageSummary& summary = out->triage;
+  Answers answers;
+  if (Status s = TriageAnswers(target, q, triage, *roster, &answers,
+                               &summary.recording_rules);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = JudgeTriage(answers, *roster, diagnosis::DiagnosisSettings{},
+                             suspects);
+      !s.ok()) {
+    return Status::Error(q.prometheus + ": " + s.message());
+  }
+  const std::vector<PodRef> replay = PodsToReplay(*roster, *suspects);
+  *batches = replay.empty() ? std::vector<Batch>{}
+                            : PlanBatches(replay, limit, base, true);
+  summary.used = true;
+  summary.jobs = JobsOf(*roster);
+  summary.jobs_replayed = JobsOf(replay);
+  summary.pods = roster->size();
+  summary.pods_replayed = replay.size();
+  summary.flagged_by = suspects->flagged_by;
+  return Status::Ok();
+}
+
+// Nodes whose agents stopped reporting, when no batch read the node series.
+Status FindMissingNodes(const HttpTarget& target, const ClusterViewQuery& q,
+                        ClusterEvaluation* out) {
+  for (const auto& query :
+       ClusterQueries(std::vector<std::string>{""}, q.extra_matchers)) {
+    if (query.name != "node_cpus") continue;
+    nlohmann::json result;
+    if (Status s =
+            QueryPrometheus(target, q.prometheus, "/api/v1/query_range",
+                            {{"query", query.promql},
+                             {"start", std::to_string(q.end - q.range_seconds)},
+                             {"end", std::to_string(q.end)},
+                             {"step", std::to_string(q.step_seconds)}},
+                            "matrix", &result);
+        !s.ok()) {
+      return s;
+    }
+    out->missing = MissingNodes(result, q.end, MissingGrace(q));
+  }
   return Status::Ok();
 }
 
@@ -67,9 +231,7 @@ Status PlanClusterBatches(const HttpTarget& target, const ClusterViewQuery& q,
 Status EvaluateBatch(const HttpTarget& target, const ClusterViewQuery& q,
                      const Batch& batch, ClusterEvaluation* out) {
   WindowBuilder builder;
-  // Two steps without a sample: the agent is down or unreachable, so its
-  // pods are judged on what it sent before (a scrape may lag one step).
-  const double grace = std::max(2 * q.step_seconds, 30.0);
+  const double grace = MissingGrace(q);
   for (const auto& query :
        ClusterQueries(batch.matcher_sets, q.extra_matchers)) {
     nlohmann::json result;
@@ -98,8 +260,11 @@ Status EvaluateBatch(const HttpTarget& target, const ClusterViewQuery& q,
             std::back_inserter(out->diagnoses));
   std::move(replay.jobs.begin(), replay.jobs.end(),
             std::back_inserter(out->jobs));
-  for (auto& pod : PodsOfWindow(window)) {
-    if (!pod.training_job.empty()) out->pods.push_back(std::move(pod));
+  // A triaged report lists every job from the roster already.
+  if (!out->triage.used) {
+    for (auto& pod : PodsOfWindow(window)) {
+      if (!pod.training_job.empty()) out->pods.push_back(std::move(pod));
+    }
   }
   out->pods_seen += window.pods.size();
   out->evaluations = std::max(out->evaluations, replay.evaluations);
@@ -125,11 +290,22 @@ void SortDiagnoses(std::vector<diagnosis::Diagnosis>& ds) {
 Status EvaluateCluster(const HttpTarget& target, const ClusterViewQuery& query,
                        ClusterEvaluation* out) {
   std::vector<Batch> batches;
-  if (Status s = PlanClusterBatches(target, query, &batches); !s.ok()) {
+  std::vector<PodRef> roster;
+  Suspects suspects;
+  if (Status s =
+          PlanClusterBatches(target, query, &batches, &roster, &suspects, out);
+      !s.ok()) {
     return s;
   }
   for (const auto& batch : batches) {
     if (Status s = EvaluateBatch(target, query, batch, out); !s.ok()) return s;
+  }
+  if (out->batches == 0) {
+    if (Status s = FindMissingNodes(target, query, out); !s.ok()) return s;
+  }
+  if (out->triage.used) {
+    AddTriagedJobs(roster, suspects, out);
+    out->pods_seen = std::max(out->pods_seen, roster.size());
   }
   const diagnosis::DiagnosisSettings settings;
   out->diagnoses = diagnosis::MergeNodeLinkDiagnoses(std::move(out->diagnoses),

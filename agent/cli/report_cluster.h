@@ -5,11 +5,13 @@
 // report_command.cc turns the result into the report.
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "cli/report_http.h"
 #include "cli/report_prometheus.h"
+#include "cli/report_triage.h"
 #include "diagnosis/diagnosis.h"
 #include "diagnosis/ps_share.h"
 #include "trainscope/pod.h"
@@ -26,6 +28,17 @@ struct ClusterViewQuery {
   double step_seconds = 15;
   double end = 0;               // unix seconds
   size_t batch_series = 50000;  // 0 = one window
+  // kAuto: triage (report_triage.h) when the cluster needs several batches.
+  TriageMode triage = TriageMode::kAuto;
+};
+
+// What the triage did, for the report's `source`.
+struct TriageSummary {
+  bool used = false;
+  bool recording_rules = true;  // false: raw series (no Trainscope rules)
+  size_t jobs = 0, jobs_replayed = 0;
+  size_t pods = 0, pods_replayed = 0;
+  std::map<std::string, size_t> flagged_by;
 };
 
 // What the batches of one cluster view add up to.
@@ -39,6 +52,7 @@ struct ClusterEvaluation {
   std::vector<MissingNode> missing;
   size_t evaluations = 0;
   size_t batches = 0;
+  TriageSummary triage;
 };
 
 // Plans the batches, then reads, replays and drops them one at a time.

@@ -41,6 +41,7 @@ struct ReportFlags {
   double step_seconds = 15;
   double end_unix_seconds = 0;  // 0 = now
   size_t batch_series = 50000;  // 0 = the whole cluster in one window
+  cli::TriageMode triage = cli::TriageMode::kAuto;
   cli::HttpClientFlags client;  // --bearer-token-file, --ca-file, --header
   std::vector<std::string> selectors;  // --selector
 };
@@ -161,6 +162,17 @@ nlohmann::json MissingNodesJson(const std::vector<cli::MissingNode>& missing,
   return out;
 }
 
+nlohmann::json TriageJson(const cli::TriageSummary& t) {
+  if (!t.used) return {{"used", false}};
+  return {{"used", true},
+          {"recording_rules", t.recording_rules},
+          {"jobs", t.jobs},
+          {"jobs_replayed", t.jobs_replayed},
+          {"pods", t.pods},
+          {"pods_replayed", t.pods_replayed},
+          {"flagged_by", t.flagged_by}};
+}
+
 int PrometheusReport(const ReportFlags& flags) {
   cli::HttpTarget target;
   if (Status s = cli::ParseHttpUrl(flags.prometheus, &target); !s.ok()) {
@@ -184,7 +196,8 @@ int PrometheusReport(const ReportFlags& flags) {
       std::chrono::duration<double>(now.time_since_epoch()).count();
   cli::ClusterViewQuery query{
       flags.prometheus,    flags.namespace_name, flags.job, extra_matchers,
-      flags.range_seconds, flags.step_seconds,   end,       flags.batch_series};
+      flags.range_seconds, flags.step_seconds,   end,       flags.batch_series,
+      flags.triage};
   cli::ClusterEvaluation eval;
   if (Status s = cli::EvaluateCluster(target, query, &eval); !s.ok()) {
     return Fail(s.message());
@@ -205,7 +218,8 @@ int PrometheusReport(const ReportFlags& flags) {
                       {"range_seconds", flags.range_seconds},
                       {"step_seconds", flags.step_seconds},
                       {"evaluations", eval.evaluations},
-                      {"batches", eval.batches}};
+                      {"batches", eval.batches},
+                      {"triage", TriageJson(eval.triage)}};
   return Print(report, flags);
 }
 
@@ -261,6 +275,18 @@ int RunReportCommand(int argc, char** argv) {
                  "about this many series each, to bound memory (with "
                  "--prometheus; 0 = all at once)")
       ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--triage",
+         [&flags](const std::string& value) {
+           cli::ParseTriageMode(value, &flags.triage);
+         },
+         "On a large cluster, replay only the jobs, pods and nodes where a "
+         "detector's necessary condition holds, found by a few aggregate "
+         "queries on Trainscope's recording rules (with --prometheus): auto "
+         "= when the cluster needs more than one batch, on, off (replay "
+         "everything)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->default_str("auto");
   auto* json = app.add_flag("--json", flags.json, "Print the report JSON");
   app.add_option("--html", flags.html,
                  "Write the report as a self-contained HTML page (inline SVG, "

@@ -93,6 +93,13 @@ struct LinkUse {
 };
 std::optional<LinkUse> LinkUtilization(const PodStats& pod, bool receive);
 
+// Share of its job's PS traffic at which a PS enters hot_parameter_server
+// by the ratio rule (2-4 PS: 3:1 for 2 PS, 2x fair otherwise), and the
+// least share at which the detector can still hold it (any rule, any PS
+// count): the cluster view's triage asks no less (report_triage.h).
+double HotPsRatioThreshold(size_t n, const HotPsSettings& s);
+double HotPsHoldShare(size_t n, const HotPsSettings& s);
+
 // Shared helpers.
 Diagnosis NewDiagnosis(std::string_view kind, Severity severity,
                        const PodMeta& meta);

@@ -11,13 +11,18 @@
 #include "diagnosis/framework_advice.h"
 
 namespace trainscope::diagnosis {
-namespace {
 
-// Share at which 2-4 PS count as skewed (3:1 for 2 PS, 2x fair otherwise).
-double RatioThreshold(size_t n, const HotPsSettings& s) {
+double HotPsRatioThreshold(size_t n, const HotPsSettings& s) {
   return std::clamp(s.ratio_factor / static_cast<double>(n), s.min_share,
                     s.max_share);
 }
+
+double HotPsHoldShare(size_t n, const HotPsSettings& s) {
+  if (n < s.robust_from) return HotPsRatioThreshold(n, s) - s.exit_margin;
+  return 0.75 * s.ratio_factor / static_cast<double>(n);
+}
+
+namespace {
 
 struct Verdict {
   Finding::Level level = Finding::Level::kHold;
@@ -54,17 +59,16 @@ void DetectHotParameterServer(const DetectorInput& in, const HotPsSettings& s,
     for (const auto& t : job.ps_traffic) {
       if (t.bytes_per_second < s.min_bytes_per_second) continue;
       if (n < s.robust_from) {
-        const double enter = RatioThreshold(n, s);
-        if (t.share >= enter) {
+        if (t.share >= HotPsRatioThreshold(n, s)) {
           Raise(verdicts[t.key], Finding::Level::kEnter, "ratio");
-        } else if (t.share >= enter - s.exit_margin) {
+        } else if (t.share >= HotPsHoldShare(n, s)) {
           Raise(verdicts[t.key], Finding::Level::kHold, "ratio");
         }
       } else {
         const double z = mad > 0 ? (t.share - median) / (1.4826 * mad) : 0;
         if (z >= s.z_enter && t.share >= s.ratio_factor * fair) {
           Raise(verdicts[t.key], Finding::Level::kEnter, "robust_z");
-        } else if (z >= s.z_exit && t.share >= 0.75 * s.ratio_factor * fair) {
+        } else if (z >= s.z_exit && t.share >= HotPsHoldShare(n, s)) {
           Raise(verdicts[t.key], Finding::Level::kHold, "robust_z");
         }
       }
@@ -88,7 +92,8 @@ void DetectHotParameterServer(const DetectorInput& in, const HotPsSettings& s,
         if (key != top->first && cores >= s.idle_cores) others_idle = false;
       }
       const double share = top->second / cpu_total;
-      const double enter = RatioThreshold(std::min(n, s.robust_from - 1), s);
+      const double enter =
+          HotPsRatioThreshold(std::min(n, s.robust_from - 1), s);
       if (others_idle && top->second >= s.min_cpu_cores) {
         if (share >= enter) {
           Raise(verdicts[top->first], Finding::Level::kEnter, "cpu");

@@ -13,7 +13,11 @@ The cluster: --nodes x --pods-per-node pods. About --training-fraction of the
 pods belong to training jobs (sizes cycle through JOB_SIZES, the largest 200
 workers + 20 PS); job 0 has a hot PS (ps-0 carries half of the job's PS
 traffic); the rest are ordinary service pods. Pods are spread round-robin
-over the nodes.
+over the nodes. --faults adds three more conditions the cluster view must
+find (listed in the summary): a straggling worker in job 1 (30% of its
+peers' exchange), node-001's NIC receiving at 90% of its speed, and a
+throttled service pod that its node's agent reports
+(trainscope_diagnosis_active, as the node view exports it).
 
 Every value is a function of (seed, series, sample index), and the output is
 written family by family and series by series, so memory stays flat whatever
@@ -78,7 +82,7 @@ class Cluster:
                 misses += 1
                 continue
             misses = 0
-            self._add_job(j, workers, ps)
+            self._add_job(j, workers, ps, args.faults)
             used += workers + ps
             j += 1
         i = 0
@@ -89,6 +93,10 @@ class Cluster:
             pod.index = k
             pod.node = self.nodes[k % len(self.nodes)]
         self._node_rates()
+        self.faults = []  # (kind, pod or node) the cluster view must name
+        self.throttled = None
+        if args.faults:
+            self._add_faults()
         # --shard I/N: only the series of nodes I, I+N, ... (their pods
         # included), so a big cluster can be imported in parts.
         self.pods_out = [p for p in self.pods
@@ -102,7 +110,22 @@ class Cluster:
                 'replica_index="%s"' % (pod.namespace, pod.name, pod.job,
                                         pod.role, pod.replica))
 
-    def _add_job(self, j, workers, ps):
+    def _add_faults(self):
+        stragglers = [p for p in self.pods
+                      if p.job_index == 1 and p.role == "worker"
+                      and p.replica == 0]
+        if stragglers:
+            self.faults.append(("straggler_worker", stragglers[0].name))
+        if len(self.nodes) > 1:
+            self.node_rate[self.nodes[1]][0] = 0.9 * NIC_SPEED
+            self.faults.append(("network_saturated", self.nodes[1]))
+        for pod in self.pods:
+            if pod.job_index < 0 and pod.cpu_limit is not None:
+                self.throttled = pod
+                self.faults.append(("cpu_throttled", pod.name))
+                break
+
+    def _add_job(self, j, workers, ps, faults):
         ns = "team-%02d" % (j % TEAMS)
         name = "job-%03d" % j
         if j == 0:  # the hot PS: one big embedding on ps-0
@@ -111,7 +134,9 @@ class Cluster:
             raw = [1.0 + 0.1 * (unit(self.args.seed, name, p) - 0.5)
                    for p in range(ps)]
             shares = [r / sum(raw) for r in raw]
-        steps = 1.0  # steps per second per worker
+        # Steps per second per worker; --faults slows job 1's worker 0.
+        speed = [0.3 if faults and j == 1 and w == 0 else 1.0
+                 for w in range(workers)]
         self.jobs.append((j, ns, name, workers, ps, shares))
         gpu_job = j % 3 == 0
         for role, count in (("ps", ps), ("worker", workers)):
@@ -124,14 +149,14 @@ class Cluster:
                 pod.peers = []
                 if role == "worker":
                     for p in range(ps):
-                        rate = STEP_BYTES * shares[p] * steps
+                        rate = STEP_BYTES * shares[p] * speed[r]
                         pod.peers.append(("%s-ps-%d" % (name, p), "ps",
                                           (name, r, p), rate, rate))
                     pod.cpu, pod.cpu_limit = 1.5, 2.0
                     pod.gpu = gpu_job
                 else:
                     for w in range(workers):
-                        rate = STEP_BYTES * shares[r] * steps
+                        rate = STEP_BYTES * shares[r] * speed[w]
                         # rx (gradients) = worker tx; tx (variables) = worker rx
                         pod.peers.append(("%s-worker-%d" % (name, w), "worker",
                                           (name, w, r), rate, rate))
@@ -241,7 +266,8 @@ def write_all(cluster, w, args):
              lambda p: w.counter(10, (seed, p.name, "per")), lim)
     w.family("trainscope_pod_cpu_throttled_periods", "counter")
     each_pod("trainscope_pod_cpu_throttled_periods_total",
-             lambda p: w.counter(0.1, (seed, p.name, "thr")), lim)
+             lambda p: w.counter(4 if p is cluster.throttled else 0.1,
+                                 (seed, p.name, "thr")), lim)
     w.family("trainscope_pod_cpu_limit_cores", "gauge")
     each_pod("trainscope_pod_cpu_limit_cores",
              lambda p: w.gauge(p.cpu_limit, (), 0), lim)
@@ -305,6 +331,15 @@ def write_all(cluster, w, args):
                         'modelName="NVIDIA A100-SXM4-80GB"' %
                         (pod.replica % 8, uuid),
                         w.gauge(0.7, (seed, pod.name, "gpu"), 0.2))
+    # The throttled pod's node view says so, as the agent exports it.
+    w.family("trainscope_diagnosis_active", "gauge")
+    if cluster.throttled is not None and cluster.throttled in pods:
+        p = cluster.throttled
+        w.series_of("trainscope_diagnosis_active",
+                    target(p.node) + ',kind="cpu_throttled",'
+                    'severity="warning",namespace="%s",training_job="",'
+                    'pod="%s",node="%s"' % (p.namespace, p.name, p.node),
+                    ["1"] * len(w.ts))
     # Node series carry no pod labels (the agent pod's, from the target).
     w.family("trainscope_node_cpu_count", "gauge")
     for node in cluster.nodes_out:
@@ -341,6 +376,9 @@ def main():
     ap.add_argument("--shard", default="0/1",
                     help="I/N: write only nodes I, I+N, I+2N, ... (and their "
                     "pods); the N parts together are the whole cluster")
+    ap.add_argument("--faults", action="store_true",
+                    help="add a straggler, a full node NIC and a throttled "
+                    "pod (see above)")
     ap.add_argument("--summary-only", action="store_true",
                     help="print the summary of the whole cluster, write "
                     "no samples")
@@ -384,6 +422,7 @@ def main():
         "largest_job": {"namespace": biggest[1], "name": biggest[2],
                         "workers": biggest[3], "ps": biggest[4]}
         if biggest else None,
+        "faults": cluster.faults,
         "shard": args.shard, "series": w.series, "samples": w.samples,
         "start": w.times[0], "end": w.times[-1], "interval": args.interval,
         "seconds": round(time.time() - started, 1)}), file=sys.stderr)

@@ -65,6 +65,9 @@ def case(work, name):
             j["namespace"] + "/" + j["training_job"]: j.get("ps_traffic_share")
             for j in report.get("jobs", [])}
         res["batches"] = report.get("source", {}).get("batches")
+        triage = report.get("source", {}).get("triage", {})
+        if triage.get("used"):
+            res["triage"] = triage
         res["pods_in_report"] = sum(
             len(j.get("ps", [])) + len(j.get("workers", []))
             for j in report.get("jobs", []))
@@ -74,6 +77,26 @@ def case(work, name):
                             res.get("wall_seconds", 1e9) < WALL_TARGET_S and
                             res.get("max_rss_mib", 1e9) < RSS_TARGET_MIB)
     return res
+
+
+# The triage reports the recording rules' 1-minute shares for jobs it does not
+# replay; the replay's are over its last window.
+SHARE_TOLERANCE = 0.05
+
+
+def share_difference(a, b):
+    """Largest difference of one PS' share between two reports' jobs."""
+    if set(a) != set(b):
+        return float("inf")
+    worst = 0.0
+    for job, shares in a.items():
+        other = b[job] or {}
+        shares = shares or {}
+        if set(shares) != set(other):
+            return float("inf")
+        for pod, v in shares.items():
+            worst = max(worst, abs(v - other[pod]))
+    return worst
 
 
 def mib(n):
@@ -125,6 +148,8 @@ def main():
     }
     if os.path.exists(os.path.join(w, "unbatched.rc")):
         result["cases"]["whole_cluster_one_window"] = case(w, "unbatched")
+    if os.path.exists(os.path.join(w, "exhaustive.rc")):
+        result["cases"]["whole_cluster_no_triage"] = case(w, "exhaustive")
     rows = [("series", "%d" % summary["series"]),
             ("samples", "%d" % summary["samples"]),
             ("TSDB size", mib(args.tsdb_bytes))]
@@ -137,7 +162,9 @@ def main():
                   (imp["import_max_rss_kib"] / 1024))]
     for label, key in (("whole cluster", "whole_cluster"),
                        ("one job", "one_job"),
-                       ("whole cluster, one window", "whole_cluster_one_window")):
+                       ("whole cluster, one window", "whole_cluster_one_window"),
+                       ("whole cluster, no triage",
+                        "whole_cluster_no_triage")):
         if key not in result["cases"]:
             continue
         c = result["cases"][key]
@@ -157,6 +184,16 @@ def main():
                 c["queries"], mib(c["answer_bytes"]),
                 mib(c["largest_answer_bytes"]))),
         ]
+        if c.get("triage"):
+            t = c["triage"]
+            rows.append(("%s: triage" % label,
+                         "replayed %d of %d jobs, %d of %d pods (%s)%s" % (
+                             t["jobs_replayed"], t["jobs"],
+                             t["pods_replayed"], t["pods"],
+                             ", ".join("%s %d" % kv for kv in
+                                       sorted(t["flagged_by"].items())),
+                             "" if t.get("recording_rules") else
+                             ", raw series: no recording rules")))
     width = max(len(r[0]) for r in rows)
     print("cluster view at %d nodes, %d pods, range %g s step %g s" % (
         summary["nodes"], summary["pods"], args.range, args.step))
@@ -184,18 +221,42 @@ def main():
         if hot not in result["cases"]["one_job"]["diagnoses"]:
             print("check failed: the one-job report does not name %s" % hot)
             return 1
+        for kind, name in summary.get("faults", []):
+            for key, c in result["cases"].items():
+                if key != "one_job" and [kind, name] not in c["diagnoses"]:
+                    print("check failed: %s does not name %s %s (it names "
+                          "%s)" % (key, kind, name, c["diagnoses"]))
+                    return 1
         one = result["cases"].get("whole_cluster_one_window")
-        if one is not None:
-            whole = result["cases"]["whole_cluster"]
+        exhaustive = result["cases"].get("whole_cluster_no_triage")
+        if one is not None and exhaustive is not None:
             for field in ("diagnoses", "ps_traffic_share"):
-                if whole.get(field) != one.get(field):
+                if exhaustive.get(field) != one.get(field):
                     print("check failed: %s differ between %s batches and one"
-                          " window: %s vs %s" % (field, whole.get("batches"),
-                                                 whole.get(field),
+                          " window: %s vs %s" % (field,
+                                                 exhaustive.get("batches"),
+                                                 exhaustive.get(field),
                                                  one.get(field)))
                     return 1
             print("check passed: %s batches give the one window's answer" %
-                  whole.get("batches"))
+                  exhaustive.get("batches"))
+            triaged = result["cases"]["whole_cluster"]
+            if not triaged.get("triage"):
+                print("check failed: the whole-cluster report did not triage")
+                return 1
+            if triaged["diagnoses"] != one["diagnoses"]:
+                print("check failed: the triage changed the diagnoses: %s vs "
+                      "%s" % (triaged["diagnoses"], one["diagnoses"]))
+                return 1
+            worst = share_difference(triaged["ps_traffic_share"],
+                                     one["ps_traffic_share"])
+            if worst > SHARE_TOLERANCE:
+                print("check failed: triaged PS shares differ by %.3f" % worst)
+                return 1
+            print("check passed: the triage (%d of %d jobs replayed) gives "
+                  "the same diagnoses, PS shares within %.3f" % (
+                      triaged["triage"]["jobs_replayed"],
+                      triaged["triage"]["jobs"], worst))
         print("check passed: both views name %s %s" % tuple(hot))
     return 0
 

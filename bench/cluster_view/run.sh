@@ -9,7 +9,7 @@
 #        [--minutes 30] [--shards N] [--tsdb DIR] [--trainscope BIN]
 #        [--range 600] [--step 15] [--memory-limit-mib 8192]
 #        [--max-samples 50000000] [--import-only] [--check] [--out FILE]
-#        [--batch-series N] [--compare-unbatched] [--note TEXT]
+#        [--batch-series N] [--compare-unbatched] [--faults] [--note TEXT]
 #
 # --shards N imports the cluster in N parts (by node), each generated to a
 #   file, imported with `promtool tsdb create-blocks-from openmetrics` and
@@ -24,6 +24,15 @@
 # --compare-unbatched also runs the whole cluster in one window
 #   (--batch-series 0) and, with --check, requires the same diagnoses and PS
 #   shares from both (the batching must not change the answer).
+#   It also runs the whole cluster in batches without the triage
+#   (--triage off): with --check, the triaged report (the default on a
+#   cluster of several batches) must give the same diagnoses, and the PS
+#   shares within 0.05.
+# --faults has the generator add a straggler, a full node NIC and a
+#   throttled pod (generate.py); with --check every report must name them.
+# The recording rules the triage reads (dashboards/alerts.yaml) are
+#   backfilled after the import (backfill_rules.py, two passes: the second
+#   reads the first's records), as Prometheus would have recorded them.
 # --check exits 1 unless both reports ran and the whole-cluster one names the
 #   generated hot PS (the ctest smoke); 77 when prometheus/promtool are missing.
 # --memory-limit-mib caps the CLI's address space so a run that would eat
@@ -50,6 +59,7 @@ IMPORT_ONLY=0
 CHECK=""
 BATCH=()
 COMPARE=0
+FAULTS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) NODES=$2; shift 2 ;;
@@ -66,6 +76,7 @@ while [ $# -gt 0 ]; do
     --check) CHECK=--check; shift ;;
     --batch-series) BATCH=(--batch-series "$2"); shift 2 ;;
     --compare-unbatched) COMPARE=1; shift ;;
+    --faults) FAULTS=(--faults); shift ;;
     --out) OUT=$2; shift 2 ;;
     --note) NOTE=$2; shift 2 ;;
     -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
@@ -96,7 +107,7 @@ trap cleanup EXIT INT TERM
 mkdir -p "$TSDB"
 
 GEN=(python3 "$HERE/generate.py" --nodes "$NODES" --pods-per-node "$PPN"
-     --minutes "$MINUTES")
+     --minutes "$MINUTES" "${FAULTS[@]}")
 # The samples' end time is fixed once and kept with the TSDB.
 END=""
 if [ -e "$TSDB/trainscope-import.json" ]; then
@@ -141,20 +152,49 @@ free_port() {
 }
 PORT=$(free_port)
 printf 'global:\n  scrape_interval: 15s\n' >"$WORK/prometheus.yml"
-# Retention far beyond the samples' age; the import's blocks are kept as is.
-prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$TSDB" \
-  --storage.tsdb.retention.time=100y --web.listen-address="127.0.0.1:$PORT" \
-  --query.max-samples="$MAX_SAMPLES" --query.timeout=5m \
-  >"$WORK/prometheus.log" 2>&1 &
-PROM_PID=$!
 URL="http://127.0.0.1:$PORT"
-for _ in $(seq 1 600); do
-  curl -fs "$URL/-/ready" >/dev/null 2>&1 && break
-  kill -0 "$PROM_PID" 2>/dev/null ||
-    { cat "$WORK/prometheus.log" >&2; exit 1; }
-  sleep 1
-done
-curl -fs "$URL/-/ready" >/dev/null || { echo "run.sh: prometheus not ready" >&2; exit 1; }
+start_prometheus() {
+  # Retention far beyond the samples' age; the import's blocks are kept.
+  prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$TSDB" \
+    --storage.tsdb.retention.time=100y --web.listen-address="127.0.0.1:$PORT" \
+    --query.max-samples="$MAX_SAMPLES" --query.timeout=5m \
+    >>"$WORK/prometheus.log" 2>&1 &
+  PROM_PID=$!
+  for _ in $(seq 1 600); do
+    curl -fs "$URL/-/ready" >/dev/null 2>&1 && break
+    kill -0 "$PROM_PID" 2>/dev/null ||
+      { cat "$WORK/prometheus.log" >&2; exit 1; }
+    sleep 1
+  done
+  curl -fs "$URL/-/ready" >/dev/null || { echo "run.sh: prometheus not ready" >&2; exit 1; }
+}
+stop_prometheus() {
+  kill "$PROM_PID" 2>/dev/null || true
+  wait "$PROM_PID" 2>/dev/null || true
+  PROM_PID=""
+}
+start_prometheus
+# The recording rules the triage reads, backfilled once per TSDB in two
+# passes (the second pass' rules read the first's records).
+if [ ! -e "$TSDB/trainscope-rules.json" ]; then
+  rules_t0=$(date +%s.%N)
+  RULES=dashboards/alerts.yaml  # the shipped rules, as generated
+  START=$(python3 -c "print($END - int($MINUTES * 60))")
+  for pass in "training_job_pod_peer_pod:trainscope_worker_ps_traffic_bytes:rate1m" \
+      "training_job_pod:trainscope_ps_traffic_bytes:rate1m training_job_pod:trainscope_worker_ps_traffic_bytes:rate1m"; do
+    records=()
+    for r in $pass; do records+=(--record "$r"); done
+    python3 "$HERE/backfill_rules.py" --url "$URL" --rules "$RULES" \
+      "${records[@]}" --start "$START" --end "$END" --out "$WORK/rules.om"
+    stop_prometheus
+    promtool tsdb create-blocks-from openmetrics "$WORK/rules.om" "$TSDB" \
+      >"$WORK/rules-import.log" 2>&1 || { cat "$WORK/rules-import.log" >&2; exit 1; }
+    rm -f "$WORK/rules.om"
+    start_prometheus
+  done
+  echo "{\"backfill_seconds\": $(python3 -c "print(round($(date +%s.%N) - $rules_t0, 1))")}" \
+    >"$TSDB/trainscope-rules.json"
+fi
 # Several import parts are overlapping blocks: let Prometheus merge them
 # (vertical compaction) before measuring, so queries read one block.
 blocks() {
@@ -194,7 +234,10 @@ measure() {
 }
 measure cluster "${BATCH[@]}"
 measure job --namespace "$JOB_NS" --job "$JOB"
-[ "$COMPARE" = 1 ] && measure unbatched --batch-series 0
+if [ "$COMPARE" = 1 ]; then
+  measure unbatched --batch-series 0
+  measure exhaustive "${BATCH[@]}" --triage off
+fi
 curl -fs "$URL/metrics" | grep -E '^(process_resident_memory_bytes|prometheus_tsdb_head_series|go_memstats_heap_inuse_bytes) ' >"$WORK/prometheus.metrics" || true
 ps -o rss= -p "$PROM_PID" >"$WORK/prometheus.rss" || true
 

@@ -17,6 +17,7 @@ ClusterVerify::ClusterVerify(const Scenario& scenario,
                              std::vector<std::string> nodes)
     : scenario_(scenario) {
   order_.push_back(kClusterView);
+  order_.push_back(kClusterTriageView);
   order_.insert(order_.end(), nodes.begin(), nodes.end());
   for (const std::string& v : order_)
     views_[v] = std::make_unique<VerifyTracker>(scenario);
@@ -30,21 +31,23 @@ void ClusterVerify::Observe(const std::string& view,
 
 namespace {
 
-// When both the cluster view and some node view had named `e`.
+// When both cluster views and some node view had named `e`.
 std::optional<double> BothSeen(
     const std::map<std::string, std::unique_ptr<VerifyTracker>>& views,
     const Expectation& e) {
-  std::optional<double> cluster, node;
+  std::optional<double> cluster, triage, node;
   for (const auto& [name, t] : views) {
     auto at = t->FirstSeen(e);
     if (!at) continue;
     if (name == ClusterVerify::kClusterView)
       cluster = at;
+    else if (name == ClusterVerify::kClusterTriageView)
+      triage = at;
     else
       node = node ? std::min(*node, *at) : *at;
   }
-  if (!cluster || !node) return std::nullopt;
-  return std::max(*cluster, *node);
+  if (!cluster || !triage || !node) return std::nullopt;
+  return std::max({*cluster, *triage, *node});
 }
 
 }  // namespace
@@ -85,15 +88,21 @@ ojson ClusterVerify::ResultJson() const {
                {"views", views}};
 }
 
-std::optional<nlohmann::json> ClusterReport(const std::string& cli,
-                                            const std::string& prometheus,
-                                            double range_s, double step_s,
-                                            std::string* error) {
-  CommandResult r =
-      RunCommand({cli, "report", "--prometheus", prometheus, "--json",
-                  "--range", fmt::format("{}", std::ceil(range_s)), "--step",
-                  fmt::format("{}", step_s)},
-                 std::chrono::seconds(20));
+std::optional<nlohmann::json> ClusterReport(
+    const std::string& cli, const std::string& prometheus, double range_s,
+    double step_s, std::string* error,
+    const std::vector<std::string>& extra_args) {
+  std::vector<std::string> args = {cli,
+                                   "report",
+                                   "--prometheus",
+                                   prometheus,
+                                   "--json",
+                                   "--range",
+                                   fmt::format("{}", std::ceil(range_s)),
+                                   "--step",
+                                   fmt::format("{}", step_s)};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  CommandResult r = RunCommand(args, std::chrono::seconds(20));
   // The JSON is the last line that parses (warnings may precede it).
   const std::string& out = r.output;
   for (size_t start = 0; r.exit_code == 0 && start < out.size();

@@ -427,6 +427,14 @@ int RunScenario(const RunOptions& o) {
       } else {
         spdlog::warn("[trainsim] cluster report failed: {}", error);
       }
+      auto triaged =
+          ClusterReport(cli, prometheus->url(), elapsed + 30,
+                        scenario.interval_s, &error, {"--triage", "on"});
+      if (triaged) {
+        views.Observe(ClusterVerify::kClusterTriageView, *triaged, elapsed);
+      } else {
+        spdlog::warn("[trainsim] triaged cluster report failed: {}", error);
+      }
     }
     ++polls;
     if (final_poll) return;

@@ -140,7 +140,7 @@ TEST(PodRosterTest, ParsesTheVectorAndRefusesGarbage) {
       PodRefsFromVector(nlohmann::json::parse(R"([{"value": 1}])"), &pods)
           .ok());
   EXPECT_EQ(PodRosterQuery("namespace=\"a\"", 600),
-            "group by (namespace, pod, training_job, role) "
+            "group by (namespace, pod, training_job, role, node) "
             "(max_over_time(trainscope_pod_info{namespace=\"a\"}[600s]))");
 }
 

@@ -335,6 +335,11 @@ TEST(ClusterVerifyTest, NeedsTheClusterViewAndOneNodeView) {
   v.Observe(
       "cluster",
       Report({{"hot_parameter_server", "ctr-ps-0", "node-a", "critical"}}), 14);
+  // The triaged cluster view must name it too.
+  EXPECT_EQ(v.DetectedCount(), 0u);
+  v.Observe(
+      "cluster_triage",
+      Report({{"hot_parameter_server", "ctr-ps-0", "node-a", "critical"}}), 14);
   EXPECT_EQ(v.DetectedCount(), 1u);
   // A node-level expectation with a required severity: warning counts,
   // info does not; node-a's allowed saturation is not unexpected.
@@ -347,6 +352,8 @@ TEST(ClusterVerifyTest, NeedsTheClusterViewAndOneNodeView) {
             18);
   v.Observe("cluster", Report({{"network_saturated", "", "node-b", "warning"}}),
             20);
+  v.Observe("cluster_triage",
+            Report({{"network_saturated", "", "node-b", "warning"}}), 20);
   json r = json::parse(v.ResultJson().dump());
   EXPECT_EQ(r["passed"], true) << r.dump();
   EXPECT_EQ(
@@ -385,6 +392,25 @@ TEST(ClusterVerifyTest, MissingFromTheClusterViewFails) {
   EXPECT_EQ(r["passed"], false);
   EXPECT_EQ(r["missing"].size(), 2u);
   EXPECT_EQ(r["views"]["node-a"]["detected"].size(), 2u);
+}
+
+TEST(ClusterVerifyTest, MissingFromTheTriagedClusterViewFails) {
+  Scenario s = ParseScenario(Cluster());
+  ClusterVerify v(s, {"node-a", "node-b", "node-c"});
+  const json both =
+      Report({{"hot_parameter_server", "ctr-ps-0", "node-a", "warning"},
+              {"network_saturated", "", "node-b", "warning"}});
+  v.Observe("node-a", both, 10);
+  v.Observe("cluster", both, 12);
+  v.Observe("cluster_triage",
+            Report({{"hot_parameter_server", "ctr-ps-0", "node-a", "warning"}}),
+            12);
+  json r = json::parse(v.ResultJson().dump());
+  EXPECT_EQ(r["passed"], false);
+  EXPECT_EQ(r["missing"],
+            json::parse(R"([{"kind": "network_saturated", "pod": "",
+                             "node": "node-b"}])"));
+  EXPECT_EQ(r["views"]["cluster_triage"]["missing"].size(), 1u);
 }
 
 }  // namespace
