@@ -38,6 +38,11 @@ Status QueryPrometheus(const HttpTarget& target, const std::string& url,
   return Status::Ok();
 }
 
+size_t BatchLimit(const ClusterViewQuery& q) {
+  return q.batch_series > 0 ? q.batch_series
+                            : std::numeric_limits<size_t>::max();
+}
+
 // Two steps without a sample: the agent is down or unreachable, so its pods
 // are judged on what it sent before (a scrape may lag one step).
 double MissingGrace(const ClusterViewQuery& q) {
@@ -145,9 +150,80 @@ size_t JobsOf(const std::vector<PodRef>& pods) {
   return jobs.size();
 }
 
+std::string WithMatcher(const std::string& base, const std::string& matcher) {
+  return base.empty() ? matcher : base + "," + matcher;
+}
+
+// The pods to replay after the triage: those of flagged jobs, the pods of no
+// job it flagged, and the pods of no job on flagged nodes (read now: the
+// triage's roster holds training pods only).
+Status ReplayAfterTriage(const HttpTarget& target, const ClusterViewQuery& q,
+                         const std::string& base,
+                         const std::vector<PodRef>& roster,
+                         const Suspects& suspects,
+                         std::vector<PodRef>* replay) {
+  *replay = PodsToReplay(roster, suspects);
+  for (const auto& [ns, pod] : suspects.pods) {
+    replay->push_back({ns, pod, "", "", ""});
+  }
+  if (suspects.nodes.empty()) return Status::Ok();
+  std::vector<std::string> nodes(suspects.nodes.begin(), suspects.nodes.end());
+  std::vector<PodRef> loose;
+  if (Status s = ReadRoster(
+          target, q,
+          WithMatcher(base, "training_job=\"\",node=~" +
+                                PromQLString(ExactAlternatives(nodes))),
+          &loose);
+      !s.ok()) {
+    return s;
+  }
+  replay->insert(replay->end(), loose.begin(), loose.end());
+  return Status::Ok();
+}
+
+// The triage of a cluster whose training pods are `roster`: its answers
+// judged, the flagged pods cut into batches.
+Status PlanTriagedBatches(const HttpTarget& target, const ClusterViewQuery& q,
+                          const std::string& base,
+                          std::future<std::pair<Status, Answers>>& triage,
+                          const std::vector<PodRef>& roster,
+                          std::vector<Batch>* batches, Suspects* suspects,
+                          ClusterEvaluation* out) {
+  TriageSummary& summary = out->triage;
+  Answers answers;
+  if (Status s = TriageAnswers(target, q, triage, roster, &answers,
+                               &summary.recording_rules);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = JudgeTriage(answers, roster, diagnosis::DiagnosisSettings{},
+                             suspects);
+      !s.ok()) {
+    return Status::Error(q.prometheus + ": " + s.message());
+  }
+  std::vector<PodRef> replay;
+  if (Status s = ReplayAfterTriage(target, q, base, roster, *suspects, &replay);
+      !s.ok()) {
+    return s;
+  }
+  *batches = replay.empty()
+                 ? std::vector<Batch>{}
+                 : PlanBatches(replay, BatchLimit(q), base, /*subset=*/true);
+  summary.used = true;
+  summary.jobs = JobsOf(roster);
+  summary.jobs_replayed = JobsOf(replay);
+  summary.training_pods = roster.size();
+  summary.pods_replayed = replay.size();
+  summary.flagged_by = suspects->flagged_by;
+  return Status::Ok();
+}
+
 // The batches to read: the whole cluster at once when it is small, else
 // whole jobs and loose pods of about `--batch-series` series at a time
-// (report_batches.h); on a large cluster only what the triage flags.
+// (report_batches.h); on a large cluster only what the triage flags. The
+// triage starts with the training pods alone (a third of a large cluster's
+// pods): when they already need several batches, the others are never
+// listed.
 Status PlanClusterBatches(const HttpTarget& target, const ClusterViewQuery& q,
                           std::vector<Batch>* batches,
                           std::vector<PodRef>* roster, Suspects* suspects,
@@ -158,50 +234,43 @@ Status PlanClusterBatches(const HttpTarget& target, const ClusterViewQuery& q,
     *batches = {Batch{{base}, 0}};
     return Status::Ok();
   }
+  if (q.triage == TriageMode::kOff) {
+    if (Status s = ReadRoster(target, q, base, roster); !s.ok()) return s;
+    *batches = PlanBatches(*roster, BatchLimit(q), base);
+    return Status::Ok();
+  }
   // The triage's queries run while the roster is read; auto mode drops
   // their answers when one batch holds the cluster.
-  std::future<std::pair<Status, Answers>> triage;
-  if (q.triage != TriageMode::kOff) {
-    triage = std::async(std::launch::async, [&target, &q, &base] {
-      Answers answers;
-      Status s = QueryAll(
-          target, q, TriageQueries(base, q.extra_matchers, q.range_seconds),
-          &answers);
-      return std::make_pair(std::move(s), std::move(answers));
-    });
+  std::future<std::pair<Status, Answers>> triage =
+      std::async(std::launch::async, [&target, &q, &base] {
+        Answers answers;
+        Status s = QueryAll(
+            target, q, TriageQueries(base, q.extra_matchers, q.range_seconds),
+            &answers);
+        return std::make_pair(std::move(s), std::move(answers));
+      });
+  Status status =
+      ReadRoster(target, q, WithMatcher(base, "training_job!=\"\""), roster);
+  if (status.ok() && q.triage == TriageMode::kAuto &&
+      PlanBatches(*roster, BatchLimit(q), base).size() <= 1) {
+    // The training pods fit one batch: list every pod; triage only if the
+    // others make the cluster several batches.
+    roster->clear();
+    status = ReadRoster(target, q, base, roster);
+    *batches = PlanBatches(*roster, BatchLimit(q), base);
+    if (status.ok() && batches->size() <= 1) {
+      triage.wait();
+      return Status::Ok();
+    }
+    std::erase_if(*roster,
+                  [](const PodRef& p) { return p.training_job.empty(); });
   }
-  Status status = ReadRoster(target, q, base, roster);
-  const size_t limit =
-      q.batch_series > 0 ? q.batch_series : std::numeric_limits<size_t>::max();
-  *batches = PlanBatches(*roster, limit, base);
-  const bool use = q.triage == TriageMode::kOn ||
-                   (q.triage == TriageMode::kAuto && batches->size() > 1);
-  if (!status.ok() || !use) {
-    if (triage.valid()) triage.wait();
+  if (!status.ok()) {
+    triage.wait();
     return status;
   }
-  TriageSummary& summary = out->triage;
-  Answers answers;
-  if (Status s = TriageAnswers(target, q, triage, *roster, &answers,
-                               &summary.recording_rules);
-      !s.ok()) {
-    return s;
-  }
-  if (Status s = JudgeTriage(answers, *roster, diagnosis::DiagnosisSettings{},
-                             suspects);
-      !s.ok()) {
-    return Status::Error(q.prometheus + ": " + s.message());
-  }
-  const std::vector<PodRef> replay = PodsToReplay(*roster, *suspects);
-  *batches = replay.empty() ? std::vector<Batch>{}
-                            : PlanBatches(replay, limit, base, true);
-  summary.used = true;
-  summary.jobs = JobsOf(*roster);
-  summary.jobs_replayed = JobsOf(replay);
-  summary.pods = roster->size();
-  summary.pods_replayed = replay.size();
-  summary.flagged_by = suspects->flagged_by;
-  return Status::Ok();
+  return PlanTriagedBatches(target, q, base, triage, *roster, batches,
+                            suspects, out);
 }
 
 // Nodes whose agents stopped reporting, when no batch read the node series.

@@ -168,7 +168,7 @@ nlohmann::json TriageJson(const cli::TriageSummary& t) {
           {"recording_rules", t.recording_rules},
           {"jobs", t.jobs},
           {"jobs_replayed", t.jobs_replayed},
-          {"pods", t.pods},
+          {"training_pods", t.training_pods},
           {"pods_replayed", t.pods_replayed},
           {"flagged_by", t.flagged_by}};
 }

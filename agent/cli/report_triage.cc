@@ -136,12 +136,15 @@ class Judge {
     }
   }
 
-  // Values per job of an answer keyed by pod.
+  // Values per job of an answer keyed by pod; `resource` keeps only the
+  // series of that PSI resource.
   Status Collect(const std::map<std::string, nlohmann::json>& answers,
-                 const std::string& name, ByJob* by_job) {
+                 const std::string& name, ByJob* by_job,
+                 const std::string& resource = "") {
     return ForEachSample(answers, name, [&](const auto& m, double v) {
       const std::string job = LabelOf(m, "training_job");
       if (job.empty()) return;
+      if (!resource.empty() && LabelOf(m, "resource") != resource) return;
       (*by_job)[{LabelOf(m, "namespace"), job}].push_back(
           {LabelOf(m, "pod"), LabelOf(m, "role"), v});
     });
@@ -254,8 +257,10 @@ class Judge {
   Status Causes(const std::map<std::string, nlohmann::json>& answers) {
     ByJob use, stall, io;
     if (Status s = Collect(answers, "cpu_limit_use", &use); !s.ok()) return s;
-    if (Status s = Collect(answers, "cpu_stall", &stall); !s.ok()) return s;
-    if (Status s = Collect(answers, "io_stall", &io); !s.ok()) return s;
+    if (Status s = Collect(answers, "pressure", &stall, "cpu"); !s.ok()) {
+      return s;
+    }
+    if (Status s = Collect(answers, "pressure", &io, "io"); !s.ok()) return s;
     const auto& r = s_.rank_cause;
     for (const auto& [key, pods] : use) {
       for (const auto& p : pods) {
@@ -381,14 +386,11 @@ std::vector<PromQuery> TriageQueries(const std::string& base,
            "sum by (namespace, training_job, pod, role) ({} > 0)",
            Selector("trainscope_pod_cpu_usage_seconds_total", base, training),
            Selector("trainscope_pod_cpu_limit_cores", base, training))},
-      {"cpu_stall",
-       fmt::format("sum by (namespace, training_job, pod) (rate({}[1m]))",
-                   Selector("trainscope_pod_pressure_waiting_seconds_total",
-                            base, "resource=\"cpu\"," + training))},
-      {"io_stall",
-       fmt::format("sum by (namespace, training_job, pod) (rate({}[1m]))",
-                   Selector("trainscope_pod_pressure_waiting_seconds_total",
-                            base, "resource=\"io\"," + training))},
+      {"pressure",
+       fmt::format(
+           "sum by (namespace, training_job, pod, resource) (rate({}[1m]))",
+           Selector("trainscope_pod_pressure_waiting_seconds_total", base,
+                    "resource=~\"cpu|io\"," + training))},
   };
 }
 

@@ -26,13 +26,16 @@ json Pod(const std::string& job, const std::string& pod,
   return m;
 }
 
-// A job's per-PS or per-worker values as a recorded-rule answer.
+// A job's per-PS or per-worker values as a recorded-rule answer; with a
+// PSI `resource` label when given.
 json JobValues(const std::string& job, const std::string& role,
-               const std::vector<double>& values) {
+               const std::vector<double>& values,
+               const std::string& resource = "") {
   json out = json::array();
   for (size_t i = 0; i < values.size(); ++i) {
-    out.push_back(Series(
-        Pod(job, job + "-" + role + "-" + std::to_string(i), role), values[i]));
+    json labels = Pod(job, job + "-" + role + "-" + std::to_string(i), role);
+    if (!resource.empty()) labels["resource"] = resource;
+    out.push_back(Series(std::move(labels), values[i]));
   }
   return out;
 }
@@ -65,7 +68,7 @@ bool Flagged(const Suspects& s, const std::string& job) {
 
 struct JobCase {
   const char* name;
-  const char* query;
+  const char* query;  // "pressure/io": the pressure answer, resource io
   const char* role;
   std::vector<double> values;
   size_t roster_ps;  // the job's PS in the roster
@@ -77,8 +80,13 @@ class TriageJobTest : public ::testing::TestWithParam<JobCase> {};
 TEST_P(TriageJobTest, FlagsTheJobOnlyWhereTheDetectorCouldHold) {
   const JobCase& c = GetParam();
   const auto roster = Roster("j", c.roster_ps, 4);
+  std::string query = c.query, resource;
+  if (auto slash = query.find('/'); slash != std::string::npos) {
+    resource = query.substr(slash + 1);
+    query.resize(slash);
+  }
   const Suspects s =
-      Judge({{c.query, JobValues("j", c.role, c.values)}}, roster);
+      Judge({{query, JobValues("j", c.role, c.values, resource)}}, roster);
   EXPECT_EQ(Flagged(s, "j"), c.flagged) << c.name;
   if (c.flagged) {
     EXPECT_EQ(s.flagged_by.size(), 1u) << c.name;
@@ -143,9 +151,9 @@ INSTANTIATE_TEST_SUITE_P(
         JobCase{
             "ps_near_cpu_limit", "cpu_limit_use", "ps", {0.7, 0.3}, 2, true},
         JobCase{
-            "io_stalled_worker", "io_stall", "worker", {0.0, 0.09}, 1, true},
+            "io_stalled_worker", "pressure/io", "worker", {0.0, 0.09}, 1, true},
         JobCase{
-            "little_io_stall", "io_stall", "worker", {0.0, 0.05}, 1, false}),
+            "little_io_stall", "pressure/io", "worker", {0.0, 0.05}, 1, false}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(TriageTest, HotPsOfManyNeedsTheRobustShare) {
@@ -172,11 +180,11 @@ TEST(TriageTest, ACauseFlagsOnlyWhenItStandsOutOfALargeJob) {
   // Fewer than 5 ranks: the floor alone decides (the ratio rule compares
   // with few peers, so the triage does not try).
   EXPECT_TRUE(Flagged(
-      Judge({{"cpu_stall", JobValues("j", "worker", {0.09, 0.09, 0.09})}},
+      Judge({{"pressure", JobValues("j", "worker", {0.09, 0.09, 0.09}, "cpu")}},
             Roster("j", 1, 3)),
       "j"));
   EXPECT_FALSE(Flagged(
-      Judge({{"cpu_stall", JobValues("j", "worker", {0.05, 0.05, 0.05})}},
+      Judge({{"pressure", JobValues("j", "worker", {0.05, 0.05, 0.05}, "cpu")}},
             Roster("j", 1, 3)),
       "j"));
 }
