@@ -269,8 +269,19 @@ Status PlanClusterBatches(const HttpTarget& target, const ClusterViewQuery& q,
     triage.wait();
     return status;
   }
-  return PlanTriagedBatches(target, q, base, triage, *roster, batches,
-                            suspects, out);
+  return PlanTriagedBatches(target, q, base, triage, *roster, batches, suspects,
+                            out);
+}
+
+// One range query over the report's range and step.
+Status QueryRange(const HttpTarget& target, const ClusterViewQuery& q,
+                  const std::string& promql, nlohmann::json* result) {
+  return QueryPrometheus(target, q.prometheus, "/api/v1/query_range",
+                         {{"query", promql},
+                          {"start", std::to_string(q.end - q.range_seconds)},
+                          {"end", std::to_string(q.end)},
+                          {"step", std::to_string(q.step_seconds)}},
+                         "matrix", result);
 }
 
 // Nodes whose agents stopped reporting, when no batch read the node series.
@@ -280,14 +291,7 @@ Status FindMissingNodes(const HttpTarget& target, const ClusterViewQuery& q,
        ClusterQueries(std::vector<std::string>{""}, q.extra_matchers)) {
     if (query.name != "node_cpus") continue;
     nlohmann::json result;
-    if (Status s =
-            QueryPrometheus(target, q.prometheus, "/api/v1/query_range",
-                            {{"query", query.promql},
-                             {"start", std::to_string(q.end - q.range_seconds)},
-                             {"end", std::to_string(q.end)},
-                             {"step", std::to_string(q.step_seconds)}},
-                            "matrix", &result);
-        !s.ok()) {
+    if (Status s = QueryRange(target, q, query.promql, &result); !s.ok()) {
       return s;
     }
     out->missing = MissingNodes(result, q.end, MissingGrace(q));
@@ -304,14 +308,7 @@ Status EvaluateBatch(const HttpTarget& target, const ClusterViewQuery& q,
   for (const auto& query :
        ClusterQueries(batch.matcher_sets, q.extra_matchers)) {
     nlohmann::json result;
-    if (Status s =
-            QueryPrometheus(target, q.prometheus, "/api/v1/query_range",
-                            {{"query", query.promql},
-                             {"start", std::to_string(q.end - q.range_seconds)},
-                             {"end", std::to_string(q.end)},
-                             {"step", std::to_string(q.step_seconds)}},
-                            "matrix", &result);
-        !s.ok()) {
+    if (Status s = QueryRange(target, q, query.promql, &result); !s.ok()) {
       return s;
     }
     // Node series are the same in every batch: the first one judges them.
