@@ -195,4 +195,41 @@ std::vector<Batch> PlanBatches(const std::vector<PodRef>& pods,
   return std::move(planner.batches);
 }
 
+std::vector<Batch> PlanPodBatches(const std::vector<PodRef>& pods,
+                                  size_t max_series, const std::string& base) {
+  constexpr size_t kWeight = 2 * kSeriesPerPod;
+  std::map<std::string, std::set<std::string>> by_namespace;
+  for (const auto& p : pods) by_namespace[p.namespace_name].insert(p.pod);
+  std::vector<Batch> out;
+  std::map<std::string, std::vector<std::string>> current;
+  size_t current_pods = 0;
+  auto flush = [&] {
+    if (current_pods == 0) return;
+    Batch batch;
+    batch.pods = current_pods;
+    batch.estimated_series = current_pods * kWeight;
+    batch.pods_without_jobs = true;
+    for (const auto& [ns, names] : current) {
+      const std::string matchers = "namespace=" + PromQLString(ns) + ",pod=~" +
+                                   PromQLString(ExactAlternatives(names));
+      batch.matcher_sets.push_back(base.empty() ? matchers
+                                                : base + "," + matchers);
+    }
+    out.push_back(std::move(batch));
+    current.clear();
+    current_pods = 0;
+  };
+  for (const auto& [ns, names] : by_namespace) {
+    for (const auto& name : names) {
+      if (current_pods > 0 && (current_pods + 1) * kWeight > max_series) {
+        flush();
+      }
+      current[ns].push_back(name);
+      ++current_pods;
+    }
+  }
+  flush();
+  return out;
+}
+
 }  // namespace trainscope::cli

@@ -53,6 +53,9 @@ struct Batch {
   std::vector<std::string> matcher_sets;
   size_t pods = 0;
   size_t estimated_series = 0;
+  // Pods without the rest of their jobs (the pods of a node the triage
+  // flags): only pod and node findings of this batch count.
+  bool pods_without_jobs = false;
 };
 
 // Cuts the pods into batches of at most `max_pods` pods, never splitting a
@@ -65,6 +68,12 @@ struct Batch {
 // matcher).
 std::vector<Batch> PlanBatches(const std::vector<PodRef>& pods, size_t max_pods,
                                const std::string& base, bool subset = false);
+
+// Batches of these pods by name, without their jobs (pods_without_jobs):
+// one `namespace="x",pod=~"a|b"` list per namespace, each pod weighed as
+// twice kSeriesPerPod (its peer series unknown).
+std::vector<Batch> PlanPodBatches(const std::vector<PodRef>& pods,
+                                  size_t max_series, const std::string& base);
 
 // A PromQL regex matching exactly these names (anchored by PromQL).
 std::string ExactAlternatives(const std::vector<std::string>& names);

@@ -154,17 +154,16 @@ std::string WithMatcher(const std::string& base, const std::string& matcher) {
   return base.empty() ? matcher : base + "," + matcher;
 }
 
-// The pods to replay after the triage: those of flagged jobs, the pods of no
-// job it flagged, and the pods of no job on flagged nodes (read now: the
+// The pods to replay after the triage (PodsToReplay), with the pods of no
+// job it flagged and the pods of no job on flagged nodes (read now: the
 // triage's roster holds training pods only).
 Status ReplayAfterTriage(const HttpTarget& target, const ClusterViewQuery& q,
                          const std::string& base,
                          const std::vector<PodRef>& roster,
-                         const Suspects& suspects,
-                         std::vector<PodRef>* replay) {
+                         const Suspects& suspects, Replay* replay) {
   *replay = PodsToReplay(roster, suspects);
   for (const auto& [ns, pod] : suspects.pods) {
-    replay->push_back({ns, pod, "", "", ""});
+    replay->whole_jobs.push_back({ns, pod, "", "", ""});
   }
   if (suspects.nodes.empty()) return Status::Ok();
   std::vector<std::string> nodes(suspects.nodes.begin(), suspects.nodes.end());
@@ -177,7 +176,8 @@ Status ReplayAfterTriage(const HttpTarget& target, const ClusterViewQuery& q,
       !s.ok()) {
     return s;
   }
-  replay->insert(replay->end(), loose.begin(), loose.end());
+  replay->whole_jobs.insert(replay->whole_jobs.end(), loose.begin(),
+                            loose.end());
   return Status::Ok();
 }
 
@@ -201,19 +201,26 @@ Status PlanTriagedBatches(const HttpTarget& target, const ClusterViewQuery& q,
       !s.ok()) {
     return Status::Error(q.prometheus + ": " + s.message());
   }
-  std::vector<PodRef> replay;
+  Replay replay;
   if (Status s = ReplayAfterTriage(target, q, base, roster, *suspects, &replay);
       !s.ok()) {
     return s;
   }
-  *batches = replay.empty()
-                 ? std::vector<Batch>{}
-                 : PlanBatches(replay, BatchLimit(q), base, /*subset=*/true);
+  batches->clear();
+  if (!replay.whole_jobs.empty()) {
+    *batches = PlanBatches(replay.whole_jobs, BatchLimit(q), base,
+                           /*subset=*/true);
+  }
+  for (auto& b :
+       PlanPodBatches(replay.pods_on_flagged_nodes, BatchLimit(q), base)) {
+    batches->push_back(std::move(b));
+  }
   summary.used = true;
   summary.jobs = JobsOf(roster);
-  summary.jobs_replayed = JobsOf(replay);
+  summary.jobs_replayed = JobsOf(replay.whole_jobs);
   summary.training_pods = roster.size();
-  summary.pods_replayed = replay.size();
+  summary.pods_replayed = replay.whole_jobs.size();
+  summary.pods_without_jobs_replayed = replay.pods_on_flagged_nodes.size();
   summary.flagged_by = suspects->flagged_by;
   return Status::Ok();
 }
@@ -322,6 +329,13 @@ Status EvaluateBatch(const HttpTarget& target, const ClusterViewQuery& q,
   const diagnosis::Window window = builder.Finish();
   diagnosis::ReplayResult replay =
       diagnosis::Replay(window, diagnosis::DiagnosisSettings{});
+  if (batch.pods_without_jobs) {
+    // Parts of jobs: their job findings and PS traffic are not the jobs'.
+    std::erase_if(replay.active, [](const diagnosis::Diagnosis& d) {
+      return diagnosis::JudgesWholeJob(d.kind);
+    });
+    replay.jobs.clear();
+  }
   std::move(replay.active.begin(), replay.active.end(),
             std::back_inserter(out->diagnoses));
   std::move(replay.jobs.begin(), replay.jobs.end(),

@@ -37,8 +37,9 @@ struct TriageSummary {
   bool used = false;
   bool recording_rules = true;  // false: raw series (no Trainscope rules)
   size_t jobs = 0, jobs_replayed = 0;
-  size_t training_pods = 0;  // the triage lists training pods only
-  size_t pods_replayed = 0;
+  size_t training_pods = 0;               // the triage lists training pods only
+  size_t pods_replayed = 0;               // with their whole jobs
+  size_t pods_without_jobs_replayed = 0;  // on flagged nodes, alone
   std::map<std::string, size_t> flagged_by;
 };
 

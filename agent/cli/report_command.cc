@@ -170,6 +170,7 @@ nlohmann::json TriageJson(const cli::TriageSummary& t) {
           {"jobs_replayed", t.jobs_replayed},
           {"training_pods", t.training_pods},
           {"pods_replayed", t.pods_replayed},
+          {"pods_without_jobs_replayed", t.pods_without_jobs_replayed},
           {"flagged_by", t.flagged_by}};
 }
 

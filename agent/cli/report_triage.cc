@@ -423,22 +423,20 @@ Status JudgeTriage(const std::map<std::string, nlohmann::json>& answers,
   return Judge(roster, settings, out).Run(answers);
 }
 
-std::vector<PodRef> PodsToReplay(const std::vector<PodRef>& roster,
-                                 const Suspects& suspects) {
-  std::set<NamespacedName> jobs = suspects.jobs;
+Replay PodsToReplay(const std::vector<PodRef>& roster,
+                    const Suspects& suspects) {
+  Replay out;
   for (const auto& p : roster) {
-    if (!p.training_job.empty() && suspects.nodes.count(p.node) > 0) {
-      jobs.insert({p.namespace_name, p.training_job});
+    const bool on_node = suspects.nodes.count(p.node) > 0;
+    if (p.training_job.empty()) {
+      if (suspects.pods.count({p.namespace_name, p.pod}) > 0 || on_node) {
+        out.whole_jobs.push_back(p);
+      }
+    } else if (suspects.jobs.count({p.namespace_name, p.training_job}) > 0) {
+      out.whole_jobs.push_back(p);
+    } else if (on_node) {
+      out.pods_on_flagged_nodes.push_back(p);
     }
-  }
-  std::vector<PodRef> out;
-  for (const auto& p : roster) {
-    const bool keep =
-        p.training_job.empty()
-            ? suspects.pods.count({p.namespace_name, p.pod}) > 0 ||
-                  suspects.nodes.count(p.node) > 0
-            : jobs.count({p.namespace_name, p.training_job}) > 0;
-    if (keep) out.push_back(p);
   }
   return out;
 }

@@ -72,9 +72,16 @@ Status JudgeTriage(const std::map<std::string, nlohmann::json>& answers,
                    const std::vector<PodRef>& roster,
                    const diagnosis::DiagnosisSettings& settings, Suspects* out);
 
-// The pods to replay: every pod of a flagged job, every flagged pod, and
-// every pod (with its whole job) on a flagged node.
-std::vector<PodRef> PodsToReplay(const std::vector<PodRef>& roster,
-                                 const Suspects& suspects);
+// The pods to replay: with their whole jobs, every pod of a flagged job and
+// every flagged pod; on their own (a node link and pod findings only), the
+// other training pods on a flagged node. A node holds pods of dozens of
+// jobs: replaying them all whole would replay a large part of the cluster
+// for one full NIC.
+struct Replay {
+  std::vector<PodRef> whole_jobs;
+  std::vector<PodRef> pods_on_flagged_nodes;
+};
+Replay PodsToReplay(const std::vector<PodRef>& roster,
+                    const Suspects& suspects);
 
 }  // namespace trainscope::cli

@@ -22,6 +22,10 @@ inline constexpr std::string_view kGpuUnderutilized = "gpu_underutilized";
 inline constexpr std::string_view kAllreduceStraggler = "allreduce_straggler";
 inline constexpr std::string_view kAllreduceSlowLink = "allreduce_slow_link";
 
+// Kinds judged by comparing a job's pods with each other (their detectors
+// need the whole job in the window); the others judge one pod or one node.
+bool JudgesWholeJob(std::string_view kind);
+
 enum class Severity { kInfo, kWarning, kCritical };
 std::string_view SeverityName(Severity severity);
 

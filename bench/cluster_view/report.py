@@ -187,9 +187,9 @@ def main():
         if c.get("triage"):
             t = c["triage"]
             rows.append(("%s: triage" % label,
-                         "replayed %d of %d jobs, %d pods (%d training pods listed; %s)%s" % (
+                         "replayed %d of %d jobs, %d pods with their jobs, %d alone (%d training pods listed; %s)%s" % (
                              t["jobs_replayed"], t["jobs"],
-                             t["pods_replayed"], t["training_pods"],
+                             t["pods_replayed"], t.get("pods_without_jobs_replayed", 0), t["training_pods"],
                              ", ".join("%s %d" % kv for kv in
                                        sorted(t["flagged_by"].items())),
                              "" if t.get("recording_rules") else

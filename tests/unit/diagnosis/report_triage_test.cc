@@ -245,14 +245,36 @@ TEST(TriageTest, ReplaysWholeJobsAndEverythingOnAFlaggedNode) {
   s.jobs.insert({"ml", "a"});
   s.nodes.insert("node-b");
   s.pods.insert({"ml", "web-3"});
-  std::set<std::string> replayed;
-  for (const auto& p : PodsToReplay(roster, s)) replayed.insert(p.pod);
-  // a (flagged), b and c (pods on node-b, whole jobs), web-1 (on node-b),
-  // web-3 (flagged); not web-2.
-  EXPECT_EQ(replayed, (std::set<std::string>{
-                          "a-ps-0", "a-worker-0", "a-worker-1", "b-ps-0",
-                          "b-worker-0", "b-worker-1", "c-ps-0", "c-worker-0",
-                          "c-worker-9", "web-1", "web-3"}));
+  const Replay replay = PodsToReplay(roster, s);
+  std::set<std::string> whole, alone;
+  for (const auto& p : replay.whole_jobs) whole.insert(p.pod);
+  for (const auto& p : replay.pods_on_flagged_nodes) alone.insert(p.pod);
+  // Job a whole (flagged), web-1 (no job, on node-b), web-3 (flagged);
+  // b's pods and c-worker-9 alone (on node-b, their jobs not flagged);
+  // neither web-2 nor c's pods on node-c.
+  EXPECT_EQ(whole, (std::set<std::string>{"a-ps-0", "a-worker-0", "a-worker-1",
+                                          "web-1", "web-3"}));
+  EXPECT_EQ(alone, (std::set<std::string>{"b-ps-0", "b-worker-0", "b-worker-1",
+                                          "c-worker-9"}));
+}
+
+TEST(TriageTest, PodsWithoutTheirJobsAreBatchedByName) {
+  std::vector<PodRef> pods;
+  for (int i = 0; i < 5; ++i) {
+    pods.push_back({"ml", "p" + std::to_string(i), "j", "worker", "n"});
+  }
+  pods.push_back({"web", "w.1", "", "", "n"});
+  // 2 x 16 series per pod: 3 pods per batch of 100 series.
+  const auto batches = PlanPodBatches(pods, 100, "cluster=\"a\"");
+  ASSERT_EQ(batches.size(), 2u);
+  for (const auto& b : batches) EXPECT_TRUE(b.pods_without_jobs);
+  EXPECT_EQ(batches[0].matcher_sets,
+            (std::vector<std::string>{
+                "cluster=\"a\",namespace=\"ml\",pod=~\"p0|p1|p2\""}));
+  EXPECT_EQ(batches[1].matcher_sets,
+            (std::vector<std::string>{
+                "cluster=\"a\",namespace=\"ml\",pod=~\"p3|p4\"",
+                "cluster=\"a\",namespace=\"web\",pod=~\"w\\\\.1\""}));
 }
 
 TEST(TriageTest, ModesParseAndName) {
