@@ -339,26 +339,25 @@ std::string NodeLinkQuery(const std::string& node_matchers) {
 
 }  // namespace
 
+constexpr std::pair<TriageMode, const char*> kTriageModes[] = {
+    {TriageMode::kAuto, "auto"},
+    {TriageMode::kOn, "on"},
+    {TriageMode::kOff, "off"},
+};
+
 bool ParseTriageMode(const std::string& text, TriageMode* mode) {
-  if (text == "auto")
-    *mode = TriageMode::kAuto;
-  else if (text == "on")
-    *mode = TriageMode::kOn;
-  else if (text == "off")
-    *mode = TriageMode::kOff;
-  else
-    return false;
-  return true;
+  for (const auto& [value, name] : kTriageModes) {
+    if (text == name) {
+      *mode = value;
+      return true;
+    }
+  }
+  return false;
 }
 
 const char* TriageModeName(TriageMode mode) {
-  switch (mode) {
-    case TriageMode::kOn:
-      return "on";
-    case TriageMode::kOff:
-      return "off";
-    case TriageMode::kAuto:
-      break;
+  for (const auto& [value, name] : kTriageModes) {
+    if (value == mode) return name;
   }
   return "auto";
 }
