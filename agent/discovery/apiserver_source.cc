@@ -250,18 +250,36 @@ Status ApiServerSource::ListPage(const std::string& continue_token,
   if (!auth.empty()) headers.emplace("Authorization", auth);
   auto client = MakeClient(options_.request_timeout);
   if (!BeginRequest(client.get())) return Status::Ok();
-  httplib::Result res = client->Get(path, headers);
+  std::string body;
+  bool too_large = false;
+  httplib::Result res =
+      client->Get(path, headers, [&](const char* data, size_t size) {
+        if (body.size() + size > options_.max_list_page_bytes) {
+          too_large = true;
+          return false;
+        }
+        body.append(data, size);
+        return true;
+      });
   EndRequest();
   if (stop_.requested()) return Status::Ok();
+  if (too_large) {
+    return Status::Error(
+        what + ": the page is larger than " +
+        std::to_string(options_.max_list_page_bytes >> 20) +
+        " MiB (a page holds at most " +
+        std::to_string(options_.list_page_size) +
+        " pods); refused, the last known pods are kept; body starts: " +
+        Excerpt(body));
+  }
   if (!res) return Status::Error(what + ": " + DescribeError(res.error()));
   if (res->status != 200) {
     return Status::Error(what + ": HTTP " + std::to_string(res->status) + ": " +
-                         Excerpt(res->body));
+                         Excerpt(body));
   }
-  if (Status st = ParsePodList(res->body, pods, resource_version, next);
-      !st.ok()) {
+  if (Status st = ParsePodList(body, pods, resource_version, next); !st.ok()) {
     return Status::Error(what + ": " + st.message() +
-                         "; body starts: " + Excerpt(res->body));
+                         "; body starts: " + Excerpt(body));
   }
   return Status::Ok();
 }

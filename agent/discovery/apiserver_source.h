@@ -40,6 +40,10 @@ struct ApiServerSourceOptions {
   // Pods per list page (limit/continue), so a cluster-wide list never
   // arrives as one huge answer; 0 = one page.
   int list_page_size = 500;
+  // A list page larger than this is refused (the last known pods are
+  // kept): a page of 500 pods is a few MiB, so more is a misbehaving server
+  // or proxy, and reading on would let it grow the agent without bound.
+  size_t max_list_page_bytes = 64u << 20;
 
   std::vector<LabelScheme> label_schemes = DefaultLabelSchemes();
   std::chrono::milliseconds backoff_initial{500};

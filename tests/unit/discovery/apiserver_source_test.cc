@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "fake_apiserver.h"
 #include "log_capture.h"
@@ -308,6 +309,68 @@ INSTANTIATE_TEST_SUITE_P(Statuses, ApiServerHttpErrorTest,
                          [](const auto& info) {
                            return std::to_string(info.param.status);
                          });
+
+// Hostile answers to the watch and to the re-list after it (one line each,
+// so the watch parses it as an event): each is a clear, logged error, memory
+// stays bounded (the line and page caps), the last known pods stay, and the
+// next good answer is taken (issue: hostile input).
+struct HostileCase {
+  std::string name;
+  std::function<std::string()> body;
+  std::string logged;  // in the list's error
+};
+
+class ApiServerHostileTest : public ApiServerSourceTest,
+                             public ::testing::WithParamInterface<HostileCase> {
+};
+
+TEST_P(ApiServerHostileTest, ErrorsKeepPodsAndRecover) {
+  const auto& c = GetParam();
+  LogCapture logs;
+  ASSERT_NO_FATAL_FAILURE(StartAndSync());
+  server_->FailNext(200, c.body(), 2);  // the renewed watch and the re-list
+  server_->EndWatches();
+  ASSERT_TRUE(WaitUntil([&] { return source_->stats().errors_total >= 2; }));
+  EXPECT_EQ(Names(), (std::vector<std::string>{"ctr-ps-0", "ctr-worker-0"}));
+  EXPECT_TRUE(logs.WaitFor("list GET " + server_->url())) << logs.Dump();
+  EXPECT_TRUE(logs.Contains(c.logged)) << logs.Dump();
+  server_->AddPod(Pod("ctr-worker-1"));
+  ASSERT_TRUE(WaitForNames({"ctr-ps-0", "ctr-worker-0", "ctr-worker-1"}));
+}
+
+std::string PodListWithName(const std::string& name) {
+  return R"({"kind":"PodList","metadata":{"resourceVersion":"9"},"items":[)"
+         R"({"metadata":{"name":")" +
+         name +
+         R"(","namespace":"ml","uid":"u"},"spec":{"nodeName":"node-a"}}]})";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bodies, ApiServerHostileTest,
+    ::testing::Values(
+        // 65 MiB of one pod list that never ends a line: over the 16 MiB
+        // watch line and the 64 MiB list page.
+        HostileCase{"oversized",
+                    [] {
+                      std::string body =
+                          R"({"kind":"PodList","items":[{"metadata":{"name":")";
+                      body.append(65u << 20, 'x');
+                      return body;
+                    },
+                    "larger than 64 MiB"},
+        // A million nested arrays: the parser must neither recurse nor
+        // accept it.
+        HostileCase{"deeply_nested",
+                    [] {
+                      return R"({"kind":"PodList","items":)" +
+                             std::string(1'000'000, '[') + "\n";
+                    },
+                    "malformed JSON"},
+        // A pod name that is not UTF-8 (Kubernetes only sends UTF-8).
+        HostileCase{"invalid_utf8",
+                    [] { return PodListWithName("ctr-\xff\xfe-0") + "\n"; },
+                    "malformed JSON"}),
+    [](const auto& info) { return info.param.name; });
 
 TEST_F(ApiServerSourceTest, MalformedListIsAnErrorThenRecovers) {
   LogCapture logs;
