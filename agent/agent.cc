@@ -15,6 +15,7 @@
 #include "exporter/http_families.h"
 #include "exporter/node_families.h"
 #include "exporter/pod_families.h"
+#include "profile_endpoint.h"
 #include "report_page/page.h"
 
 namespace trainscope {
@@ -52,6 +53,16 @@ Status Agent::Start() {
       return Status::Error("--role-labels: " + parsed.message());
   }
 
+  if (config_.profiler_mode == "on") {
+    profiler_ =
+        std::make_shared<profiler::ProfilerService>(profiler::ProfilerOptions{
+            .host = config_.host,
+            .cgroup2_path = config_.cgroup2_path,
+            .max_seconds = config_.profile_max_seconds,
+            .max_concurrent = config_.profile_max_concurrent,
+            .max_hz = config_.profile_max_hz,
+        });
+  }
   http_ = std::make_unique<HttpServer>(
       HttpHandlers{
           .metrics = [this] { return exporter_->Render(); },
@@ -64,6 +75,11 @@ Status Agent::Start() {
           .report =
               [this](const std::string& format) { return Report(format); },
           .page = [this] { return Page(); },
+          .profile =
+              [this](const HttpRequest& req, HttpReply reply) {
+                ServeProfile(profiler_, *pods_.Get(), config_.node_name, req,
+                             std::move(reply));
+              },
       },
       config_.http, config_.web);
   // Bind before starting anything else: a taken port is the most common
@@ -96,7 +112,7 @@ Status Agent::Start() {
   }
 
   sampler_ = std::make_unique<Sampler>(
-      MakeCollectors(config_), config_.host, pods_, history_,
+      MakeCollectors(config_, profiler_), config_.host, pods_, history_,
       std::chrono::milliseconds(
           static_cast<int64_t>(config_.interval_seconds * 1000)));
   if (peer_discovery_) sampler_->SetPeerPods(&peer_pods_);
@@ -168,7 +184,9 @@ void Agent::LogWebSecurity() const {
 }
 
 void Agent::Stop() {
-  // The server goes first so no scrape reads a half-stopped agent.
+  // Running profiles end early and answer with what they have, then the
+  // server goes, so no scrape reads a half-stopped agent.
+  if (profiler_) profiler_->Stop();
   if (http_) http_->Stop();
   if (sampler_) sampler_->Stop();
   if (peer_discovery_) peer_discovery_->Stop();

@@ -8,6 +8,7 @@
 #include "exporter/exporter.h"
 #include "history.h"
 #include "http_server.h"
+#include "profiler/profiler_service.h"
 #include "sampler.h"
 #include "trainscope/pod.h"
 
@@ -46,6 +47,10 @@ class Agent {
   std::unique_ptr<diagnosis::DiagnosisRunner> diagnosis_;
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<Exporter> exporter_;
+  // On-demand profiles (null with --profiler off); shared with the
+  // collector reporting its health. Stopped before the HTTP server so a
+  // running profile ends early and its request is answered.
+  std::shared_ptr<profiler::ProfilerService> profiler_;
   std::unique_ptr<HttpServer> http_;
 };
 

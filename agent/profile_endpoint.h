@@ -1,0 +1,37 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "http_routes.h"
+#include "profiler/profiler_service.h"
+#include "trainscope/pod.h"
+
+namespace trainscope {
+
+// GET /api/v1/profile?namespace=NS&pod=POD&seconds=S[&type=cpu|offcpu]
+//                    [&hz=N][&format=pprof|folded|svg]
+// (docs/profiling.md). The query, checked.
+struct ProfileQuery {
+  profiler::ProfileRequest request;
+  std::string format = "pprof";
+};
+
+// Fills `out` or says what is wrong with the query (-> 400).
+bool ParseProfileQuery(const HttpRequest& req,
+                       const profiler::ProfilerOptions& limits,
+                       ProfileQuery* out, std::string* error);
+
+// Answers the request through `reply`: 400 for a bad query, 404 for a pod
+// this node does not run, 409/429 when busy, 503 when profiling is
+// unavailable (with the reason), else the profile in the asked format.
+// `profiler` null: the profiler is off (--profiler off).
+void ServeProfile(const std::shared_ptr<profiler::ProfilerService>& profiler,
+                  const PodList& pods, const std::string& node,
+                  const HttpRequest& req, HttpReply reply);
+
+// The body and content type of a finished profile in `format`.
+HttpResponse RenderProfile(const profiler::Profile& profile,
+                           const std::string& format, const std::string& title);
+
+}  // namespace trainscope
