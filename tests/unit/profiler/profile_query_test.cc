@@ -1,0 +1,68 @@
+#include <gtest/gtest.h>
+
+#include "profile_endpoint.h"
+
+namespace trainscope {
+namespace {
+
+struct Case {
+  std::map<std::string, std::string> query;
+  bool ok;
+  const char* error_fragment;
+};
+
+class ProfileQueryTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ProfileQueryTest, ChecksEveryParameter) {
+  HttpRequest req;
+  req.query = GetParam().query;
+  profiler::ProfilerOptions limits;  // 60 s, 1000 Hz
+  ProfileQuery q;
+  std::string error;
+  EXPECT_EQ(ParseProfileQuery(req, limits, &q, &error), GetParam().ok) << error;
+  EXPECT_NE(error.find(GetParam().error_fragment), std::string::npos) << error;
+}
+
+const std::map<std::string, std::string> kPod = {{"namespace", "ns"},
+                                                 {"pod", "p"}};
+
+std::map<std::string, std::string> With(
+    std::map<std::string, std::string> extra) {
+  extra.insert(kPod.begin(), kPod.end());
+  return extra;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ProfileQueryTest,
+    ::testing::Values(
+        Case{kPod, true, ""}, Case{With({{"seconds", "30"}}), true, ""},
+        Case{With({{"seconds", "2.5"}, {"type", "offcpu"}}), true, ""},
+        Case{With({{"hz", "49"}, {"format", "svg"}}), true, ""},
+        Case{{{"pod", "p"}}, false, "namespace and pod are required"},
+        Case{{{"namespace", "ns"}}, false, "namespace and pod are required"},
+        Case{With({{"seconds", "abc"}}), false, "seconds must be"},
+        Case{With({{"seconds", "0"}}), false, "seconds must be"},
+        Case{With({{"seconds", "61"}}), false, "--profile-max-seconds"},
+        Case{With({{"seconds", "nan"}}), false, "seconds must be"},
+        Case{With({{"type", "wall"}}), false, "type must be cpu or offcpu"},
+        Case{With({{"hz", "0"}}), false, "hz must be"},
+        Case{With({{"hz", "5000"}}), false, "hz must be"},
+        Case{With({{"hz", "9x"}}), false, "hz must be"},
+        Case{With({{"format", "json"}}), false, "format must be"}));
+
+TEST(ProfileQueryDefaultsTest, TenSecondsCpuAt99HzPprof) {
+  HttpRequest req;
+  req.query = kPod;
+  ProfileQuery q;
+  std::string error;
+  ASSERT_TRUE(ParseProfileQuery(req, {}, &q, &error));
+  EXPECT_EQ(q.request.seconds, 10);
+  EXPECT_EQ(q.request.kind, profiler::ProfileKind::kCpu);
+  EXPECT_EQ(q.request.hz, 99);
+  EXPECT_EQ(q.format, "pprof");
+  EXPECT_EQ(q.request.namespace_name, "ns");
+  EXPECT_EQ(q.request.pod, "p");
+}
+
+}  // namespace
+}  // namespace trainscope
