@@ -32,9 +32,19 @@ Symbolizer::Symbolizer(Options options) : options_(std::move(options)) {}
 bool Symbolizer::CaptureMaps(uint32_t pid) {
   auto text = ReadText(options_.proc / std::to_string(pid) / "maps");
   if (!text || text->empty()) return false;
-  auto maps = ParseProcMaps(*text);
+  ProcessMaps process;
+  process.maps = ParseProcMaps(*text);
   std::lock_guard lock(mu_);
-  maps_[pid] = std::move(maps);
+  for (const MapEntry& map : process.maps) {
+    if (!map.executable || !IsFileBacked(map) ||
+        process.symbols.count(map.path)) {
+      continue;
+    }
+    if (auto symbols = FileSymbols(pid, map)) {
+      process.symbols[map.path] = std::move(symbols);
+    }
+  }
+  maps_[pid] = std::move(process);
   return true;
 }
 
@@ -90,13 +100,13 @@ std::shared_ptr<const ElfSymbols> Symbolizer::FileSymbols(uint32_t pid,
   return symbols;
 }
 
-Frame Symbolizer::UserFrame(uint32_t pid, const std::vector<MapEntry>& maps,
+Frame Symbolizer::UserFrame(uint32_t pid, const ProcessMaps& process,
                             uint64_t address, bool return_address) {
   Frame f;
   f.address = address;
   // A return address points after the call; the call is what ran.
   const uint64_t lookup = return_address && address > 0 ? address - 1 : address;
-  const MapEntry* map = FindMapping(maps, lookup);
+  const MapEntry* map = FindMapping(process.maps, lookup);
   if (!map) {
     f.module = "[unknown]";
     f.function = "[unknown] " + HexAddress(address);
@@ -106,7 +116,10 @@ Frame Symbolizer::UserFrame(uint32_t pid, const std::vector<MapEntry>& maps,
   const uint64_t file_offset = lookup - map->start + map->offset;
   uint64_t elf_address = file_offset;
   if (IsFileBacked(*map)) {
-    if (auto symbols = FileSymbols(pid, *map)) {
+    auto pinned = process.symbols.find(map->path);
+    auto symbols = pinned != process.symbols.end() ? pinned->second
+                                                   : FileSymbols(pid, *map);
+    if (symbols) {
       if (symbols->OffsetToAddress(file_offset, &elf_address)) {
         if (const std::string* name = symbols->Lookup(elf_address)) {
           f.function = Demangle(*name);
@@ -123,9 +136,9 @@ Frame Symbolizer::UserFrame(uint32_t pid, const std::vector<MapEntry>& maps,
 std::vector<Frame> Symbolizer::SymbolizeUser(
     uint32_t pid, const std::vector<uint64_t>& addresses) {
   std::lock_guard lock(mu_);
-  static const std::vector<MapEntry> kNoMaps;
+  static const ProcessMaps kNoMaps;
   auto it = maps_.find(pid);
-  const std::vector<MapEntry>& maps = it == maps_.end() ? kNoMaps : it->second;
+  const ProcessMaps& maps = it == maps_.end() ? kNoMaps : it->second;
   std::vector<Frame> frames;
   frames.reserve(addresses.size());
   for (size_t i = 0; i < addresses.size(); ++i) {

@@ -32,8 +32,9 @@ class Symbolizer {
   };
   explicit Symbolizer(Options options);
 
-  // Reads /proc/<pid>/maps now; later Symbolize calls use this copy, so a
-  // process that exits after this still resolves.
+  // Reads /proc/<pid>/maps now and the symbols of its executable files; later
+  // Symbolize calls use these, so a process that exits after this still
+  // resolves.
   bool CaptureMaps(uint32_t pid);
   void ForgetMaps(uint32_t pid);
 
@@ -50,15 +51,21 @@ class Symbolizer {
   Stats stats() const;
 
  private:
-  Frame UserFrame(uint32_t pid, const std::vector<MapEntry>& maps,
-                  uint64_t address, bool return_address);
+  // A process as captured: its maps and the symbols of its files (held
+  // here, so cache eviction cannot drop them while a profile needs them).
+  struct ProcessMaps {
+    std::vector<MapEntry> maps;
+    std::map<std::string, std::shared_ptr<const ElfSymbols>> symbols;
+  };
+  Frame UserFrame(uint32_t pid, const ProcessMaps& process, uint64_t address,
+                  bool return_address);
   std::shared_ptr<const ElfSymbols> FileSymbols(uint32_t pid,
                                                 const MapEntry& map);
   void EnsureKernelSymbols();
 
   const Options options_;
   mutable std::mutex mu_;
-  std::map<uint32_t, std::vector<MapEntry>> maps_;
+  std::map<uint32_t, ProcessMaps> maps_;
   // Cache key -> symbols; LRU order in lru_ (front = most recent).
   struct CacheEntry {
     std::shared_ptr<const ElfSymbols> symbols;

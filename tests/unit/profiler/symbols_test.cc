@@ -52,9 +52,12 @@ TEST(SymbolizerTest, ResolvesThisProcessesFunctions) {
             "trainscope::profiler::(anonymous namespace)::MangledMarker(int)");
   EXPECT_FALSE(frames[2].resolved);
   EXPECT_EQ(frames[2].function, "[unknown] 0x10");
-  // Cached: the second lookup reads no file.
+  // Cached: capturing the process again reads no file.
   const auto before = symbolizer.stats();
-  symbolizer.SymbolizeUser(pid, {a});
+  EXPECT_GT(before.files_loaded, 0u);
+  ASSERT_TRUE(symbolizer.CaptureMaps(pid));
+  EXPECT_EQ(symbolizer.SymbolizeUser(pid, {a})[0].function,
+            "profiler_unit_test_marker");
   EXPECT_EQ(symbolizer.stats().files_loaded, before.files_loaded);
   EXPECT_GT(symbolizer.stats().cache_hits, before.cache_hits);
 }
