@@ -44,7 +44,6 @@ class PprofBuilder {
 
   int64_t Str(const std::string& s) { return strings_.Index(s); }
 
- private:
   uint64_t Mapping(const std::string& module) {
     auto [it, inserted] = mappings_.try_emplace(module, mappings_.size() + 1);
     if (inserted) {
@@ -69,6 +68,7 @@ class PprofBuilder {
     return it->second;
   }
 
+ private:
   pb::Profile* out_;
   StringTable strings_;
   std::map<std::pair<std::string, uint64_t>, uint64_t> locations_;
@@ -114,6 +114,28 @@ std::string EncodePprofGzip(const Profile& profile) {
     add_type(out.mutable_period_type(), "offcpu", "nanoseconds");
     out.set_period(1);
   }
+  // pprof names the profile after its first mapping ("File:"): make that
+  // the executable most stacks start in (below libc's start code), not the
+  // kernel or a shared library.
+  std::map<std::string, int64_t> roots;
+  for (const ProfileSample& s : profile.samples) {
+    for (auto f = s.frames.rbegin(); f != s.frames.rend(); ++f) {
+      if (!f->kernel && !f->module.empty() && f->module.front() != '[' &&
+          f->module.find(".so") == std::string::npos) {
+        roots[f->module] += s.value;
+        break;
+      }
+    }
+  }
+  std::string main_module;
+  int64_t best = -1;
+  for (const auto& [module, value] : roots) {
+    if (value > best) {
+      best = value;
+      main_module = module;
+    }
+  }
+  if (!main_module.empty()) b.Mapping(main_module);
   out.set_time_nanos(profile.start_unix_ns);
   out.set_duration_nanos(profile.duration_ns);
   for (const std::string& c : profile.comments) out.add_comment(b.Str(c));

@@ -170,9 +170,10 @@ std::vector<Frame> Symbolizer::SymbolizeKernel(
     f.kernel = true;
     f.address = addresses[i];
     const uint64_t lookup = i > 0 ? addresses[i] - 1 : addresses[i];
-    if (const auto* sym = kernel_->Lookup(lookup)) {
-      f.function = sym->name;
-      f.module = sym->module.empty() ? "[kernel]" : "[" + sym->module + "]";
+    if (const auto sym = kernel_->Lookup(lookup)) {
+      f.function = std::string(sym->name);
+      f.module = sym->module.empty() ? "[kernel]"
+                                     : "[" + std::string(sym->module) + "]";
       f.resolved = true;
     } else {
       f.module = "[kernel]";

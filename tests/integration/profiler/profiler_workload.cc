@@ -2,6 +2,9 @@
 // frame pointers. Its functions are named so the profile can be checked.
 //   profiler_workload cpu SECONDS   spins in hot_alpha / hot_beta / hot_gamma
 //                                   for 60% / 30% / 10% of its CPU time
+//   profiler_workload rate SECONDS  fixed arithmetic work as fast as it
+//                                   can; prints "units_per_second N"
+//                                   (bench/profiler: overhead of a profile)
 //   profiler_workload offcpu SECONDS each cycle: 30 ms asleep in nanosleep
 //                                   (sleep_phase), 20 ms blocked in recv
 //                                   (recv_phase), 10 ms spinning
@@ -92,6 +95,18 @@ int main(int argc, char** argv) {
   const double end = Now(CLOCK_MONOTONIC) + seconds;
   std::printf("ready\n");
   std::fflush(stdout);
+  if (std::strcmp(argv[1], "rate") == 0) {
+    unsigned long units = 0, x = 1;
+    double now = Now(CLOCK_MONOTONIC);
+    const double start = now;
+    while (now < end) {
+      for (int i = 0; i < 20000; ++i) x = x * 6364136223846793005ul + 1;
+      sink = x;
+      if (++units % 64 == 0) now = Now(CLOCK_MONOTONIC);
+    }
+    std::printf("units_per_second %.1f\n", double(units) / (now - start));
+    return 0;
+  }
   if (std::strcmp(argv[1], "cpu") == 0) {
     pthread_setname_np(pthread_self(), "ts-hot");
     while (Now(CLOCK_MONOTONIC) < end) {

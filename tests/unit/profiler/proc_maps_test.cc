@@ -65,18 +65,19 @@ TEST(KernelSymbolsTest, ParsesTextSymbolsAndModules) {
   // Data symbols do not end a function.
   EXPECT_EQ(table.Lookup(0xffffffff81000250)->name, "do_one");
   EXPECT_EQ(table.Lookup(0xffffffff81000300)->name, "do_two");
-  const auto* mod = table.Lookup(0xffffffffc0000010);
-  ASSERT_NE(mod, nullptr);
+  const auto mod = table.Lookup(0xffffffffc0000010);
+  ASSERT_TRUE(mod);
   EXPECT_EQ(mod->name, "nft_do_chain");
   EXPECT_EQ(mod->module, "nf_tables");
-  EXPECT_EQ(table.Lookup(0x1000), nullptr);
+  EXPECT_FALSE(table.Lookup(0x1000));
+  EXPECT_EQ(table.Lookup(0xffffffff81000150)->module, "");
 }
 
 TEST(KernelSymbolsTest, HiddenAddressesGiveAnEmptyTable) {
   auto table = KernelSymbols::Parse(
       "0000000000000000 T _stext\n0000000000000000 t do_one\n");
   EXPECT_EQ(table.size(), 0u);
-  EXPECT_EQ(table.Lookup(0xffffffff81000150), nullptr);
+  EXPECT_FALSE(table.Lookup(0xffffffff81000150));
 }
 
 }  // namespace
