@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "api_views.h"
 #include "collector_registry.h"
@@ -62,6 +63,14 @@ Status Agent::Start() {
             .max_concurrent = config_.profile_max_concurrent,
             .max_hz = config_.profile_max_hz,
         });
+    if (config_.profile_continuous == "on") {
+      continuous_ = std::make_shared<profiler::ContinuousProfiler>(
+          profiler::ContinuousOptions{
+              .host = config_.host,
+              .cgroup2_path = config_.cgroup2_path,
+              .hz = config_.profile_continuous_hz,
+          });
+    }
   }
   http_ = std::make_unique<HttpServer>(
       HttpHandlers{
@@ -79,6 +88,11 @@ Status Agent::Start() {
               [this](const HttpRequest& req, HttpReply reply) {
                 ServeProfile(profiler_, *pods_.Get(), config_.node_name, req,
                              std::move(reply));
+              },
+          .profile_top =
+              [this](const HttpRequest& req) {
+                return ServeProfileTop(continuous_, *pods_.Get(),
+                                       config_.node_name, req);
               },
       },
       config_.http, config_.web);
@@ -112,7 +126,8 @@ Status Agent::Start() {
   }
 
   sampler_ = std::make_unique<Sampler>(
-      MakeCollectors(config_, profiler_), config_.host, pods_, history_,
+      MakeCollectors(config_, profiler_, continuous_), config_.host, pods_,
+      history_,
       std::chrono::milliseconds(
           static_cast<int64_t>(config_.interval_seconds * 1000)));
   if (peer_discovery_) sampler_->SetPeerPods(&peer_pods_);
@@ -211,6 +226,7 @@ nlohmann::json Agent::ReportJson() const {
   if (diagnosis_) {
     for (const auto& d : diagnosis_->Active()) {
       diagnoses.push_back(diagnosis::DiagnosisJson(d));
+      AddProfileEvidence(diagnoses.back());
     }
     shares = PsSharesOf(diagnosis_->Jobs());
   }
@@ -219,6 +235,26 @@ nlohmann::json Agent::ReportJson() const {
   SetPsTrafficShares(report, shares);
   AddPodNodes(report, *peer_pods_.Get());
   return report;
+}
+
+void Agent::AddProfileEvidence(nlohmann::json& diagnosis) const {
+  static const std::set<std::string> kKinds = {
+      "hot_parameter_server", "parameter_server_cpu_saturated",
+      "straggler_worker", "allreduce_straggler"};
+  if (!continuous_ || !diagnosis.is_object() ||
+      !kKinds.count(diagnosis.value("kind", "")) ||
+      !diagnosis.contains("evidence") || !diagnosis["evidence"].is_object()) {
+    return;
+  }
+  const std::string ns = diagnosis.value("namespace", "");
+  const std::string pod = diagnosis.value("pod", "");
+  for (const PodInfo& p : *pods_.Get()) {
+    if (p.namespace_name != ns || p.name != pod) continue;
+    nlohmann::json top = TopFunctionsEvidence(continuous_->TopOf(p.uid, 5));
+    if (top.is_null()) return;
+    for (auto& [key, value] : top.items()) diagnosis["evidence"][key] = value;
+    return;
+  }
 }
 
 HttpResponse Agent::Report(const std::string& format) const {

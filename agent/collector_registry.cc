@@ -43,7 +43,8 @@ NodeOptions NodeOptionsFrom(const AgentConfig& config) {
 
 std::vector<CollectorPtr> MakeCollectors(
     const AgentConfig& config,
-    std::shared_ptr<profiler::ProfilerService> profiler) {
+    std::shared_ptr<profiler::ProfilerService> profiler,
+    std::shared_ptr<profiler::ContinuousProfiler> continuous) {
   std::vector<CollectorPtr> collectors;
   // cgroup first: it finds each pod's cgroups and PIDs that procnet uses.
   collectors.push_back(std::make_unique<CgroupCollector>(config.host));
@@ -58,8 +59,8 @@ std::vector<CollectorPtr> MakeCollectors(
   collectors.push_back(
       std::make_unique<GpuCollector>(config.host, config.nvml_library));
   if (profiler) {
-    collectors.push_back(
-        std::make_unique<profiler::ProfilerCollector>(std::move(profiler)));
+    collectors.push_back(std::make_unique<profiler::ProfilerCollector>(
+        std::move(profiler), std::move(continuous)));
   }
   return collectors;
 }

@@ -221,6 +221,19 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
       ->envname("TRAINSCOPE_PROFILE_MAX_HZ")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));
+  app.add_option("--profile-continuous", cfg.profile_continuous,
+                 "Low-rate CPU profiling of every training pod, kept as each "
+                 "pod's top functions over the last 5 minutes "
+                 "(/api/v1/profile/top, diagnosis evidence); needs "
+                 "--profiler on")
+      ->envname("TRAINSCOPE_PROFILE_CONTINUOUS")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--profile-continuous-hz", cfg.profile_continuous_hz,
+                 "Samples per second per CPU of the continuous profile")
+      ->envname("TRAINSCOPE_PROFILE_CONTINUOUS_HZ")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   app.add_option("--log-level", cfg.log_level,
                  "trace, debug, info, warn, error or off")
       ->envname("TRAINSCOPE_LOG_LEVEL")

@@ -61,6 +61,8 @@ struct AgentConfig {
   int profile_max_seconds = 60;
   int profile_max_concurrent = 2;
   int profile_max_hz = 1000;
+  std::string profile_continuous = "on";  // on | off (needs --profiler on)
+  int profile_continuous_hz = 19;
 };
 
 // Exit code for the caller when parsing ends the program (--help, --version

@@ -121,6 +121,11 @@ std::vector<HttpRoute> AgentRoutes(const HttpHandlers& h) {
          }
          h.profile(req, std::move(reply));
        }},
+      {"/api/v1/profile/top",
+       [h](const HttpRequest& req) {
+         if (!h.profile_top) return Text(404, "no profiler in this server\n");
+         return h.profile_top(req);
+       }},
   };
 }
 

@@ -33,6 +33,9 @@ struct HttpHandlers {
   std::function<void(const HttpRequest&,
                      std::function<void(HttpResponse)> reply)>
       profile;
+  // GET /api/v1/profile/top: a pod's top functions from the continuous
+  // profile (JSON).
+  std::function<HttpResponse(const HttpRequest&)> profile_top;
 };
 
 // One parsed request, as the routes see it.

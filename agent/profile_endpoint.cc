@@ -129,4 +129,56 @@ void ServeProfile(const std::shared_ptr<profiler::ProfilerService>& profiler,
       });
 }
 
+nlohmann::json TopFunctionsEvidence(
+    const profiler::TopFunctionWindow::Top& top) {
+  if (top.samples == 0) return nullptr;
+  nlohmann::json functions = nlohmann::json::array();
+  for (const auto& f : top.functions) {
+    functions.push_back({{"function", f.function},
+                         {"share", std::round(f.share * 1000) / 1000},
+                         {"samples", f.samples}});
+  }
+  return {{"top_functions", functions},
+          {"profile_samples", top.samples},
+          {"profile_window_seconds", std::round(top.window_seconds)}};
+}
+
+HttpResponse ServeProfileTop(
+    const std::shared_ptr<profiler::ContinuousProfiler>& continuous,
+    const PodList& pods, const std::string& node, const HttpRequest& req) {
+  if (!continuous) {
+    return Text(503,
+                "continuous profiling is off on this node "
+                "(--profile-continuous off or --profiler off)");
+  }
+  const std::string ns = req.Query("namespace"), name = req.Query("pod");
+  if (ns.empty() || name.empty()) {
+    return Text(400, "namespace and pod are required: ?namespace=NS&pod=POD");
+  }
+  int n = 10;
+  if (const std::string q = req.Query("n");
+      !q.empty() && (!ParseInt(q, &n) || n < 1 || n > 100)) {
+    return Text(400, "n must be an integer from 1 to 100, got '" + q + "'");
+  }
+  for (const PodInfo& p : pods) {
+    if (p.namespace_name != ns || p.name != name) continue;
+    const auto top = continuous->TopOf(p.uid, static_cast<size_t>(n));
+    nlohmann::json body = {{"namespace", ns},
+                           {"pod", name},
+                           {"node", node},
+                           {"hz", continuous->options().hz},
+                           {"samples", top.samples},
+                           {"window_seconds", std::round(top.window_seconds)},
+                           {"functions", nlohmann::json::array()}};
+    for (const auto& f : top.functions) {
+      body["functions"].push_back({{"function", f.function},
+                                   {"samples", f.samples},
+                                   {"share", f.share}});
+    }
+    return {200, "application/json", body.dump()};
+  }
+  return Text(404,
+              "pod " + ns + "/" + name + " is not running on node " + node);
+}
+
 }  // namespace trainscope

@@ -1,9 +1,11 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "http_routes.h"
+#include "profiler/continuous_profiler.h"
 #include "profiler/profiler_service.h"
 #include "trainscope/pod.h"
 
@@ -29,6 +31,19 @@ bool ParseProfileQuery(const HttpRequest& req,
 void ServeProfile(const std::shared_ptr<profiler::ProfilerService>& profiler,
                   const PodList& pods, const std::string& node,
                   const HttpRequest& req, HttpReply reply);
+
+// GET /api/v1/profile/top?namespace=NS&pod=POD[&n=N]: the pod's top leaf
+// functions in the continuous profile's window, as JSON. `continuous` null:
+// 503 (--profile-continuous off).
+HttpResponse ServeProfileTop(
+    const std::shared_ptr<profiler::ContinuousProfiler>& continuous,
+    const PodList& pods, const std::string& node, const HttpRequest& req);
+
+// The top functions as report evidence: {"top_functions": [{"function",
+// "share"}], "profile_samples": N, "profile_window_seconds": S}; null when
+// the window has no samples of the pod.
+nlohmann::json TopFunctionsEvidence(
+    const profiler::TopFunctionWindow::Top& top);
 
 // The body and content type of a finished profile in `format`.
 HttpResponse RenderProfile(const profiler::Profile& profile,

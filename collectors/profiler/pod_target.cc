@@ -28,38 +28,43 @@ std::string ContainerName(const PodInfo& pod, const std::string& id) {
 
 }  // namespace
 
+void PodTargetFrom(const fs::path& v2_root, uint32_t root_level,
+                   const PodInfo& pod, const PodCgroup& pc, PodTarget* out) {
+  out->pod_dir = v2_root / pc.relative_path;
+  out->pod_levels = {root_level + CgroupLevel(pc.relative_path)};
+  std::map<fs::path, std::string> container_dirs;
+  for (const ContainerCgroup& c : pc.containers) {
+    container_dirs[v2_root / c.relative_path] = ContainerName(pod, c.id);
+  }
+  auto add = [&](const fs::path& dir, const std::string& container) {
+    if (uint64_t id = CgroupId(dir)) {
+      out->cgroup_ids.push_back(id);
+      out->dirs.push_back(dir);
+      if (!container.empty()) out->container_of[id] = container;
+    }
+  };
+  add(out->pod_dir, "");
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(out->pod_dir, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    if (!it->is_directory(ec)) continue;
+    std::string container;
+    // The first directory below the pod on the way down is the container.
+    for (fs::path p = it->path(); p != out->pod_dir && p.has_parent_path();
+         p = p.parent_path()) {
+      if (auto c = container_dirs.find(p); c != container_dirs.end()) {
+        container = c->second;
+      }
+    }
+    add(it->path(), container);
+  }
+}
+
 Status ResolvePodTarget(const fs::path& v2_root, uint32_t root_level,
                         const PodInfo& pod, PodTarget* out) {
   for (const PodCgroup& pc : ScanPodCgroups(v2_root)) {
     if (pc.uid != pod.uid) continue;
-    out->pod_dir = v2_root / pc.relative_path;
-    out->pod_levels = {root_level + CgroupLevel(pc.relative_path)};
-    std::map<fs::path, std::string> container_dirs;
-    for (const ContainerCgroup& c : pc.containers) {
-      container_dirs[v2_root / c.relative_path] = ContainerName(pod, c.id);
-    }
-    auto add = [&](const fs::path& dir, const std::string& container) {
-      if (uint64_t id = CgroupId(dir)) {
-        out->cgroup_ids.push_back(id);
-        out->dirs.push_back(dir);
-        if (!container.empty()) out->container_of[id] = container;
-      }
-    };
-    add(out->pod_dir, "");
-    std::error_code ec;
-    for (fs::recursive_directory_iterator it(out->pod_dir, ec), end;
-         !ec && it != end; it.increment(ec)) {
-      if (!it->is_directory(ec)) continue;
-      std::string container;
-      // The first directory below the pod on the way down is the container.
-      for (fs::path p = it->path(); p != out->pod_dir && p.has_parent_path();
-           p = p.parent_path()) {
-        if (auto c = container_dirs.find(p); c != container_dirs.end()) {
-          container = c->second;
-        }
-      }
-      add(it->path(), container);
-    }
+    PodTargetFrom(v2_root, root_level, pod, pc, out);
     return Status::Ok();
   }
   return Status::NoData("no cgroup v2 directory for pod " + pod.namespace_name +

@@ -27,6 +27,18 @@ Status ResolvePodTarget(const std::filesystem::path& v2_root,
                         uint32_t root_level, const PodInfo& pod,
                         PodTarget* out);
 
+}  // namespace trainscope::profiler
+namespace trainscope {
+struct PodCgroup;  // cgroup/pod_cgroups.h
+}  // namespace trainscope
+namespace trainscope::profiler {
+
+// The same from a pod cgroup already found by ScanPodCgroups (one scan of
+// the hierarchy for many pods).
+void PodTargetFrom(const std::filesystem::path& v2_root, uint32_t root_level,
+                   const PodInfo& pod, const trainscope::PodCgroup& found,
+                   PodTarget* out);
+
 // Thread-group ids of every process in the target's cgroups now.
 std::vector<uint32_t> TargetProcesses(const PodTarget& target);
 

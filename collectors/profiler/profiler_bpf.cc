@@ -7,9 +7,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
+#include <set>
 
 #include "profiler.h"
 #include "profiler.skel.h"
@@ -163,6 +165,64 @@ Status ProfilerBpf::SetTargets(const std::vector<uint64_t>& cgroup_ids,
   for (uint32_t level : pod_levels) {
     if (i == PROFILER_MAX_POD_LEVELS || level == 0) continue;
     skel_->bss->target_levels[i++] = level;
+  }
+  return Status::Ok();
+}
+
+Status ProfilerBpf::ReplaceTargets(const std::vector<uint64_t>& cgroup_ids,
+                                   const std::vector<uint32_t>& pod_levels) {
+  if (Status s = SetTargets(cgroup_ids, pod_levels); !s.ok()) return s;
+  const int fd = bpf_map__fd(skel_->maps.targets);
+  for (uint64_t old : targets_) {
+    if (std::find(cgroup_ids.begin(), cgroup_ids.end(), old) ==
+        cgroup_ids.end()) {
+      bpf_map_delete_elem(fd, &old);
+    }
+  }
+  targets_ = cgroup_ids;
+  size_t i = 0;
+  for (uint32_t level : pod_levels) {
+    if (i < PROFILER_MAX_POD_LEVELS && level != 0) i++;
+  }
+  for (; i < PROFILER_MAX_POD_LEVELS; ++i) skel_->bss->target_levels[i] = 0;
+  return Status::Ok();
+}
+
+Status ProfilerBpf::DrainAndReset(std::vector<RawStackCount>* out) {
+  const int counts = bpf_map__fd(skel_->maps.counts);
+  const int stacks = bpf_map__fd(skel_->maps.stacks);
+  std::vector<profiler_key> keys;
+  profiler_key key{}, next{};
+  const profiler_key* prev = nullptr;
+  const uint64_t limit = bpf_map__max_entries(skel_->maps.counts) * 2ull;
+  for (uint64_t n = 0; n < limit; ++n) {
+    if (bpf_map_get_next_key(counts, prev, &next) != 0) break;
+    keys.push_back(next);
+    key = next;
+    prev = &key;
+  }
+  std::set<int> stack_ids;
+  for (const profiler_key& k : keys) {
+    profiler_value value{};
+    if (bpf_map_lookup_elem(counts, &k, &value) != 0) continue;
+    bpf_map_delete_elem(counts, &k);
+    RawStackCount raw;
+    raw.tgid = k.tgid;
+    raw.pid = k.pid;
+    raw.cgroup_id = k.cgroup_id;
+    raw.kind = static_cast<int>(k.kind);
+    raw.comm.assign(value.comm, strnlen(value.comm, PROFILER_COMM_LEN));
+    raw.user_stack = ReadStack(k.user_stack);
+    raw.kernel_stack = ReadStack(k.kernel_stack);
+    raw.value = value.value;
+    raw.events = value.events;
+    out->push_back(std::move(raw));
+    if (k.user_stack >= 0) stack_ids.insert(k.user_stack);
+    if (k.kernel_stack >= 0) stack_ids.insert(k.kernel_stack);
+  }
+  for (int id : stack_ids) {
+    const uint32_t sid = static_cast<uint32_t>(id);
+    bpf_map_delete_elem(stacks, &sid);
   }
   return Status::Ok();
 }

@@ -56,9 +56,18 @@ class ProfilerBpf {
   // depths of the pod cgroups below the v2 root (ancestor matching).
   Status SetTargets(const std::vector<uint64_t>& cgroup_ids,
                     const std::vector<uint32_t>& pod_levels);
+  // Replaces the targets (continuous profiling follows the pod list):
+  // adds the new ids before removing the old ones.
+  Status ReplaceTargets(const std::vector<uint64_t>& cgroup_ids,
+                        const std::vector<uint32_t>& pod_levels);
   // Reads every aggregate (and, off-CPU, the threads still off CPU now,
   // counted up to `now_ns` on CLOCK_MONOTONIC).
   Status Drain(uint64_t now_ns, std::vector<RawStackCount>* out);
+  // Drain, then deletes what was read (counts and their stacks), so a
+  // long-running profile reads deltas and its maps never fill up. Samples
+  // added between the read and the delete of an entry are lost (a few per
+  // drain at low rates).
+  Status DrainAndReset(std::vector<RawStackCount>* out);
   uint64_t dropped() const;
   size_t perf_events() const { return links_.size(); }
 
@@ -79,6 +88,7 @@ class ProfilerBpf {
   // owns its perf event fd, and links detach before the program unloads.
   std::vector<LinkPtr> links_;
   ProfileKind kind_ = ProfileKind::kCpu;
+  std::vector<uint64_t> targets_;
 };
 
 // Loads and attaches a CPU profile with no targets, then tears it down: the

@@ -122,12 +122,30 @@ class ProfilerTest : public ::testing::Test {
     other_ = std::make_unique<KernelPod>();
     WritePods(dir_ / "pods.json",
               {PsPod(*pod_, "pt-ps-0"), PsPod(*other_, "pt-ps-1")});
+    // On-demand profiles only: the continuous one has its own test.
+    StartAgent({"--profile-continuous", "off"});
+  }
+  void StartAgent(std::vector<std::string> extra) {
+    agent_.reset();
     port_ = FreePort();
-    agent_ = std::make_unique<AgentProcess>(std::vector<std::string>{
-        "--listen", "127.0.0.1:" + std::to_string(port_), "--interval", "0.5",
-        "--node-name", "node-a", "--discovery", "file", "--pod-file",
-        (dir_ / "pods.json").string(), "--flows", "off",
-        "--profile-max-concurrent", "1", "--profile-max-seconds", "20"});
+    std::vector<std::string> args = {"--listen",
+                                     "127.0.0.1:" + std::to_string(port_),
+                                     "--interval",
+                                     "0.5",
+                                     "--node-name",
+                                     "node-a",
+                                     "--discovery",
+                                     "file",
+                                     "--pod-file",
+                                     (dir_ / "pods.json").string(),
+                                     "--flows",
+                                     "off",
+                                     "--profile-max-concurrent",
+                                     "1",
+                                     "--profile-max-seconds",
+                                     "20"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    agent_ = std::make_unique<AgentProcess>(args);
     ASSERT_TRUE(agent_->WaitHttpOk(port_, "/readyz", 10s)) << agent_->Stderr();
   }
   void TearDown() override {
@@ -260,9 +278,9 @@ TEST_F(ProfilerTest, OffCpuProfileSplitsSleepRecvAndSpin) {
   std::this_thread::sleep_for(300ms);
   auto phases = [&] {
     std::istringstream in(Slurp(stats));
-    double s = 0, r = 0, c = 0;
-    in >> s >> r >> c;
-    return std::array<double, 3>{s, r, c};
+    double s = 0, r = 0, c = 0, total = 0;
+    in >> s >> r >> c >> total;
+    return std::array<double, 4>{s, r, c, total};
   };
   const auto before = phases();
   Answer a = Get(
@@ -271,8 +289,10 @@ TEST_F(ProfilerTest, OffCpuProfileSplitsSleepRecvAndSpin) {
   ASSERT_EQ(a.status, 200) << a.body;
   const double truth_sleep = after[0] - before[0];
   const double truth_recv = after[1] - before[1];
-  const double truth_spin = after[2] - before[2];
-  const double wall = truth_sleep + truth_recv + truth_spin;
+  // Everything but sleeping and receiving: the spin phase, send() and the
+  // workload's bookkeeping (writing this file can block briefly).
+  const double wall = after[3] - before[3];
+  const double truth_spin = wall - truth_sleep - truth_recv;
   ASSERT_GT(wall, 4e9);
   auto stacks = ParseFolded(a.body);
   const std::string waiter = "[thread ts-waiter]";
@@ -280,9 +300,8 @@ TEST_F(ProfilerTest, OffCpuProfileSplitsSleepRecvAndSpin) {
       Inclusive(stacks, "sleep_phase()", {waiter, "[blocked]"}) / wall;
   const double recv =
       Inclusive(stacks, "recv_phase(int)", {waiter, "[blocked]"}) / wall;
-  // Spinning is on CPU, or runnable when preempted: the rest of the time.
-  const double blocked = Inclusive(stacks, "", {waiter, "[blocked]"}) / wall;
-  const double spin = 1 - blocked;
+  // The rest of the time: on CPU, or runnable when preempted.
+  const double spin = 1 - sleep - recv;
   std::printf(
       "[profiler] off-CPU sleep %.3f (truth %.3f) recv %.3f (%.3f) spin %.3f "
       "(%.3f)\n",
@@ -378,6 +397,47 @@ TEST_F(ProfilerTest, NothingStaysAttachedAfterProfiles) {
   const std::string metrics = Get(port_, "/metrics").body;
   EXPECT_NE(metrics.find("trainscope_collector_up{collector=\"profiler\"} 1"),
             std::string::npos);
+}
+
+// The continuous 19 Hz profile keeps each training pod's top functions:
+// the workload's spin loop leads, the endpoint checks its input, and
+// turning it off says so.
+TEST_F(ProfilerTest, ContinuousProfileKeepsTopFunctions) {
+  StartAgent({"--profile-continuous-hz", "49"});
+  StartWorkload(PROFILER_WORKLOAD_BIN, "cpu", 60, *pod_);
+  const std::string top =
+      "/api/v1/profile/top?namespace=" + std::string(kNs) + "&pod=pt-ps-0";
+  nlohmann::json body;
+  for (int i = 0; i < 40; ++i) {
+    std::this_thread::sleep_for(250ms);
+    Answer a = Get(port_, top);
+    ASSERT_EQ(a.status, 200) << a.body;
+    body = nlohmann::json::parse(a.body);
+    if (body["samples"].get<int64_t>() >= 100) break;
+  }
+  ASSERT_GE(body["samples"].get<int64_t>(), 100) << body.dump();
+  ASSERT_FALSE(body["functions"].empty());
+  // The leaf of the hot loop: Spin, called by the three hot functions.
+  EXPECT_NE(body["functions"][0]["function"].get<std::string>().find("Spin"),
+            std::string::npos)
+      << body.dump();
+  EXPECT_GE(body["functions"][0]["share"].get<double>(), 0.5);
+  EXPECT_EQ(body["hz"], 49);
+  // The other pod runs nothing.
+  Answer idle = Get(port_, "/api/v1/profile/top?namespace=" + std::string(kNs) +
+                               "&pod=pt-ps-1");
+  EXPECT_EQ(idle.status, 200);
+  EXPECT_EQ(nlohmann::json::parse(idle.body)["samples"], 0);
+  EXPECT_EQ(Get(port_, top + "&n=0").status, 400);
+  EXPECT_EQ(Get(port_, "/api/v1/profile/top?namespace=x&pod=y").status, 404);
+  // An on-demand profile runs beside it and sees the same pod.
+  Answer folded =
+      Get(port_, ProfilePath("pt-ps-0", "&seconds=2&format=folded"));
+  EXPECT_EQ(folded.status, 200);
+  EXPECT_GT(Inclusive(ParseFolded(folded.body), "hot_alpha"), 0);
+
+  StartAgent({"--profile-continuous", "off"});
+  EXPECT_EQ(Get(port_, top).status, 503);
 }
 
 // Without CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN the profiler reports down

@@ -11,8 +11,9 @@
 //                                   (spin_phase): 50% / 33% / 17% of wall time
 // Prints "ready" once running; exits after SECONDS. In offcpu mode, with
 // PROFILER_WORKLOAD_STATS=FILE, it keeps the wall time it has spent in each
-// phase so far in FILE ("sleep_ns recv_ns spin_ns"): the ground truth a
-// profile of any window is compared with.
+// phase so far in FILE ("sleep_ns recv_ns spin_ns total_ns", total counting
+// everything since the loop started, the bookkeeping included): the ground
+// truth a profile of any window is compared with.
 #include <pthread.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -49,9 +50,19 @@ __attribute__((noinline)) void Spin(double ms) {
 
 }  // namespace
 
-extern "C" __attribute__((noinline)) void hot_alpha() { Spin(6); }
-extern "C" __attribute__((noinline)) void hot_beta() { Spin(3); }
-extern "C" __attribute__((noinline)) void hot_gamma() { Spin(1); }
+// Each call spins a random 0.5x..1.5x of its mean: a fixed 10 ms cycle
+// would run in lockstep with a 99 Hz sampler (10.1 ms) and alias.
+static double Jitter() {
+  static unsigned long state = 88172645463325252ul;
+  state ^= state << 13;
+  state ^= state >> 7;
+  state ^= state << 17;
+  return 0.5 + double(state % 10000) / 10000.0;
+}
+
+extern "C" __attribute__((noinline)) void hot_alpha() { Spin(6 * Jitter()); }
+extern "C" __attribute__((noinline)) void hot_beta() { Spin(3 * Jitter()); }
+extern "C" __attribute__((noinline)) void hot_gamma() { Spin(1 * Jitter()); }
 
 // The blocking calls are made with the syscall instruction right here,
 // inside functions that keep frame pointers: Debian's libc is built without
@@ -131,6 +142,7 @@ int main(int argc, char** argv) {
   pthread_setname_np(pthread_self(), "ts-waiter");
   const char* stats_path = std::getenv("PROFILER_WORKLOAD_STATS");
   double spent[3] = {0, 0, 0};
+  const double loop_start = Now(CLOCK_MONOTONIC);
   while (Now(CLOCK_MONOTONIC) < end) {
     const double t0 = Now(CLOCK_MONOTONIC);
     sleep_phase();
@@ -147,8 +159,8 @@ int main(int argc, char** argv) {
       // Written whole and renamed: a reader never sees half a line.
       const std::string tmp = std::string(stats_path) + ".tmp";
       if (FILE* f = std::fopen(tmp.c_str(), "w")) {
-        std::fprintf(f, "%.0f %.0f %.0f\n", spent[0] * 1e9, spent[1] * 1e9,
-                     spent[2] * 1e9);
+        std::fprintf(f, "%.0f %.0f %.0f %.0f\n", spent[0] * 1e9, spent[1] * 1e9,
+                     spent[2] * 1e9, (Now(CLOCK_MONOTONIC) - loop_start) * 1e9);
         std::fclose(f);
         std::rename(tmp.c_str(), stats_path);
       }

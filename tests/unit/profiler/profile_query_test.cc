@@ -66,3 +66,24 @@ TEST(ProfileQueryDefaultsTest, TenSecondsCpuAt99HzPprof) {
 
 }  // namespace
 }  // namespace trainscope
+
+namespace trainscope {
+namespace {
+
+TEST(TopFunctionsEvidenceTest, RoundedSharesInRankOrderOrNullWhenEmpty) {
+  profiler::TopFunctionWindow::Top top;
+  EXPECT_TRUE(TopFunctionsEvidence(top).is_null());
+  top.samples = 3;
+  top.window_seconds = 299.6;
+  top.functions = {{"serialize", 2, 2.0 / 3}, {"memcpy", 1, 1.0 / 3}};
+  const nlohmann::json e = TopFunctionsEvidence(top);
+  ASSERT_EQ(e["top_functions"].size(), 2u);
+  EXPECT_EQ(e["top_functions"][0]["function"], "serialize");
+  EXPECT_DOUBLE_EQ(e["top_functions"][0]["share"].get<double>(), 0.667);
+  EXPECT_EQ(e["top_functions"][1]["samples"], 1);
+  EXPECT_EQ(e["profile_samples"], 3);
+  EXPECT_DOUBLE_EQ(e["profile_window_seconds"].get<double>(), 300);
+}
+
+}  // namespace
+}  // namespace trainscope

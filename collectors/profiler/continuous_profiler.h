@@ -1,0 +1,57 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "profiler/profiler_bpf.h"
+#include "profiler/symbolizer.h"
+#include "profiler/top_functions.h"
+#include "trainscope/host_paths.h"
+#include "trainscope/pod.h"
+#include "trainscope/status.h"
+
+namespace trainscope::profiler {
+
+struct ContinuousOptions {
+  HostPaths host;
+  std::filesystem::path cgroup2_path;
+  int hz = 19;  // per CPU
+  std::chrono::seconds window{300};
+  size_t functions_per_drain = 32;  // per pod, per drain
+};
+
+// Low-rate CPU profiling of every training pod (a pod with a known role) on
+// the node, drained each sampling cycle into a bounded per-pod window of
+// leaf functions (the function the CPU was in, user space first). One BPF
+// object for all pods, retargeted as pods come and go. The diagnoses'
+// evidence and GET /api/v1/profile/top read it. Thread-safe.
+class ContinuousProfiler {
+ public:
+  explicit ContinuousProfiler(ContinuousOptions options);
+  ~ContinuousProfiler();
+
+  // One cycle: attach (once), follow the pod list, drain, aggregate.
+  Status Update(const PodList& pods);
+
+  TopFunctionWindow::Top TopOf(const std::string& pod_uid, size_t n);
+  const ContinuousOptions& options() const { return options_; }
+
+ private:
+  Status Retarget(const PodList& pods);
+  std::string LeafFunction(const RawStackCount& raw);
+
+  const ContinuousOptions options_;
+  std::unique_ptr<ProfilerBpf> bpf_;
+  Symbolizer symbolizer_;
+  std::map<uint64_t, std::string> pod_of_cgroup_;  // any cgroup -> pod uid
+  // tgid -> when its maps were read: re-read every minute (new libraries),
+  // forgotten when the process stops showing up.
+  std::map<uint32_t, std::chrono::steady_clock::time_point> captured_;
+  std::mutex mu_;  // guards window_
+  TopFunctionWindow window_;
+};
+
+}  // namespace trainscope::profiler
