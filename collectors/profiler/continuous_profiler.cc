@@ -12,6 +12,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kRecapture = std::chrono::seconds(60);
 constexpr auto kForget = std::chrono::seconds(180);
+constexpr int kRetargetEvery = 12;
 
 }  // namespace
 
@@ -73,8 +74,18 @@ Status ContinuousProfiler::Update(const PodList& pods) {
                                &error);
     if (!bpf_) return Status::Error("continuous profiling: " + error.message());
   }
-  if (Status s = Retarget(pods); !s.ok()) {
-    return Status::Error("continuous profiling: " + s.message());
+  std::set<std::string> uids;
+  for (const PodInfo& pod : pods) {
+    if (pod.role != Role::kUnknown) uids.insert(pod.uid);
+  }
+  if (uids != targeted_uids_ || unknown_cgroup_seen_ ||
+      ++cycles_since_retarget_ >= kRetargetEvery) {
+    if (Status s = Retarget(pods); !s.ok()) {
+      return Status::Error("continuous profiling: " + s.message());
+    }
+    targeted_uids_ = std::move(uids);
+    unknown_cgroup_seen_ = false;
+    cycles_since_retarget_ = 0;
   }
   std::vector<RawStackCount> raws;
   if (Status s = bpf_->DrainAndReset(&raws); !s.ok()) return s;
@@ -82,7 +93,11 @@ Status ContinuousProfiler::Update(const PodList& pods) {
   std::map<std::string, std::map<std::string, int64_t>> drain;
   for (const RawStackCount& raw : raws) {
     auto pod = pod_of_cgroup_.find(raw.cgroup_id);
-    if (pod == pod_of_cgroup_.end()) continue;  // the pod just went away
+    if (pod == pod_of_cgroup_.end()) {
+      // A container created since the last walk, or a pod just gone.
+      unknown_cgroup_seen_ = true;
+      continue;
+    }
     auto seen = captured_.find(raw.tgid);
     if (seen == captured_.end() || now - seen->second > kRecapture) {
       symbolizer_.CaptureMaps(raw.tgid);

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "profiler/profiler_bpf.h"
@@ -47,6 +48,12 @@ class ContinuousProfiler {
   std::unique_ptr<ProfilerBpf> bpf_;
   Symbolizer symbolizer_;
   std::map<uint64_t, std::string> pod_of_cgroup_;  // any cgroup -> pod uid
+  // Retargeting walks the cgroup tree: done when the training pods change,
+  // when a sample names a cgroup not seen (a new container), and every
+  // kRetargetEvery cycles, not every cycle.
+  std::set<std::string> targeted_uids_;
+  bool unknown_cgroup_seen_ = false;
+  int cycles_since_retarget_ = 0;
   // tgid -> when its maps were read: re-read every minute (new libraries),
   // forgotten when the process stops showing up.
   std::map<uint32_t, std::chrono::steady_clock::time_point> captured_;
