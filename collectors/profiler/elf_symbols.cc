@@ -4,11 +4,15 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/auxv.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include "trainscope/unique_fd.h"
 
@@ -103,13 +107,58 @@ std::shared_ptr<const ElfSymbols> ElfSymbols::Load(
         Status::Error(path.string() + " is not an ELF file: " + elf_errmsg(-1));
     return nullptr;
   }
+  return FromElf(elf.get());
+}
+
+std::shared_ptr<const ElfSymbols> ElfSymbols::LoadImage(const void* image,
+                                                        size_t size,
+                                                        Status* error) {
+  if (elf_version(EV_CURRENT) == EV_NONE) {
+    *error = Status::Error("libelf: version mismatch");
+    return nullptr;
+  }
+  // libelf reads, never writes, an image opened with elf_memory.
+  ElfPtr elf(elf_memory(static_cast<char*>(const_cast<void*>(image)), size));
+  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) {
+    *error = Status::Error(std::string("not an ELF image: ") + elf_errmsg(-1));
+    return nullptr;
+  }
+  return FromElf(elf.get());
+}
+
+std::shared_ptr<const ElfSymbols> ElfSymbols::Vdso() {
+  static const std::shared_ptr<const ElfSymbols> vdso =
+      []() -> std::shared_ptr<const ElfSymbols> {
+    const uint64_t base = getauxval(AT_SYSINFO_EHDR);
+    if (base == 0) return nullptr;
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+      if (line.find("[vdso]") == std::string::npos) continue;
+      uint64_t start = 0, end = 0;
+      if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64, &start, &end) !=
+              2 ||
+          start != base || end <= start) {
+        return nullptr;
+      }
+      Status error = Status::Ok();
+      return LoadImage(reinterpret_cast<const void*>(base), end - start,
+                       &error);
+    }
+    return nullptr;
+  }();
+  return vdso;
+}
+
+// `elf` stays the caller's to end.
+std::shared_ptr<ElfSymbols> ElfSymbols::FromElf(Elf* elf) {
   auto out = std::make_shared<ElfSymbols>();
-  out->build_id_ = ReadBuildId(elf.get());
+  out->build_id_ = ReadBuildId(elf);
   size_t phnum = 0;
-  if (elf_getphdrnum(elf.get(), &phnum) == 0) {
+  if (elf_getphdrnum(elf, &phnum) == 0) {
     for (size_t i = 0; i < phnum; ++i) {
       GElf_Phdr phdr;
-      if (!gelf_getphdr(elf.get(), static_cast<int>(i), &phdr)) continue;
+      if (!gelf_getphdr(elf, static_cast<int>(i), &phdr)) continue;
       if (phdr.p_type != PT_LOAD || !(phdr.p_flags & PF_X)) continue;
       out->segments_.push_back({phdr.p_offset, phdr.p_vaddr, phdr.p_filesz});
     }
@@ -120,8 +169,8 @@ std::shared_ptr<const ElfSymbols> ElfSymbols::Load(
   };
   // .symtab has the local (static) functions too; .dynsym is what a
   // stripped binary keeps.
-  if (!ReadSymbols(elf.get(), SHT_SYMTAB, add)) {
-    ReadSymbols(elf.get(), SHT_DYNSYM, add);
+  if (!ReadSymbols(elf, SHT_SYMTAB, add)) {
+    ReadSymbols(elf, SHT_DYNSYM, add);
   }
   std::sort(out->symbols_.begin(), out->symbols_.end(),
             [](const Symbol& a, const Symbol& b) {

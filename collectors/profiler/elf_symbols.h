@@ -8,6 +8,8 @@
 
 #include "trainscope/status.h"
 
+typedef struct Elf Elf;  // libelf
+
 namespace trainscope::profiler {
 
 // The function symbols of one ELF file (.symtab, else .dynsym) read with
@@ -16,6 +18,13 @@ class ElfSymbols {
  public:
   static std::shared_ptr<const ElfSymbols> Load(
       const std::filesystem::path& path, Status* error);
+  // The same from an ELF image in memory (this process's vDSO: the kernel
+  // maps the same image into every process).
+  static std::shared_ptr<const ElfSymbols> LoadImage(const void* image,
+                                                     size_t size,
+                                                     Status* error);
+  // This process's vDSO, read once; null when it cannot be found.
+  static std::shared_ptr<const ElfSymbols> Vdso();
 
   // Hex of the GNU build id note; "" when the file has none.
   const std::string& build_id() const { return build_id_; }
@@ -30,6 +39,7 @@ class ElfSymbols {
   size_t bytes() const { return bytes_; }
 
  private:
+  static std::shared_ptr<ElfSymbols> FromElf(Elf* elf);
   struct Symbol {
     uint64_t address;
     uint64_t size;

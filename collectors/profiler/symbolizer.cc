@@ -129,6 +129,19 @@ Frame Symbolizer::UserFrame(uint32_t pid, const ProcessMaps& process,
       }
     }
   }
+  if (map->path == "[vdso]") {
+    // Every process maps the kernel's one vDSO image: ours resolves theirs.
+    if (auto vdso = ElfSymbols::Vdso()) {
+      uint64_t vaddr = 0;
+      if (vdso->OffsetToAddress(file_offset, &vaddr)) {
+        if (const std::string* name = vdso->Lookup(vaddr)) {
+          f.function = *name;
+          f.resolved = true;
+          return f;
+        }
+      }
+    }
+  }
   f.function = f.module + "+" + HexAddress(elf_address);
   return f;
 }

@@ -29,6 +29,14 @@ TEST(ElfSymbolsTest, MissingFileIsAnErrorWithThePath) {
   EXPECT_NE(error.message().find("/nonexistent/lib.so"), std::string::npos);
 }
 
+TEST(ElfSymbolsTest, ReadsThisProcesssVdsoFromMemory) {
+  auto vdso = ElfSymbols::Vdso();
+  ASSERT_NE(vdso, nullptr);
+  EXPECT_GE(vdso->size(), 4u);  // clock_gettime, gettimeofday, time, ...
+  uint64_t address = 0;
+  EXPECT_TRUE(vdso->OffsetToAddress(0x100, &address));
+}
+
 TEST(DemangleTest, CppNamesOnly) {
   EXPECT_EQ(Demangle("_ZN10trainscope3fooEi"), "trainscope::foo(int)");
   EXPECT_EQ(Demangle("main"), "main");
