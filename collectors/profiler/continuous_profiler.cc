@@ -70,7 +70,13 @@ std::string ContinuousProfiler::LeafFunction(const RawStackCount& raw) {
 Status ContinuousProfiler::Update(const PodList& pods) {
   if (!bpf_) {
     Status error = Status::Ok();
-    bpf_ = ProfilerBpf::Attach({.kind = ProfileKind::kCpu, .hz = options_.hz},
+    // Drained (and cleared) every cycle: a few thousand distinct stacks
+    // at 19 Hz; a smaller stack map keeps the kernel memory charged to the
+    // agent's cgroup at about 4 MiB instead of 17.
+    bpf_ = ProfilerBpf::Attach({.kind = ProfileKind::kCpu,
+                                .hz = options_.hz,
+                                .stack_entries = 4096,
+                                .count_entries = 4096},
                                &error);
     if (!bpf_) return Status::Error("continuous profiling: " + error.message());
   }

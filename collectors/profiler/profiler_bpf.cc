@@ -87,6 +87,9 @@ std::unique_ptr<ProfilerBpf> ProfilerBpf::Attach(
     *error = Status::Error("sizing the count map failed: " + ErrnoText(err));
     return nullptr;
   }
+  // A CPU profile never uses the off-CPU start map: keep it tiny (its
+  // memory is charged to the agent's cgroup like any map's).
+  if (cpu) bpf_map__set_max_entries(skel->maps.offcpu_start, 64);
   if (int err = profiler__load(skel)) {
     *error = Status::Error("loading the profiler BPF program failed: " +
                            ErrnoText(err));

@@ -200,7 +200,7 @@ TEST_F(ProfilerTest, CpuProfileFindsHotFunctionsInKnownProportions) {
   StartWorkload(PROFILER_WORKLOAD_BIN, "cpu", 60, *pod_);
   // Folded over HTTP.
   Answer folded =
-      Get(port_, ProfilePath("pt-ps-0", "&seconds=5&format=folded"));
+      Get(port_, ProfilePath("pt-ps-0", "&seconds=8&format=folded"));
   ASSERT_EQ(folded.status, 200) << folded.body;
   auto stacks = ParseFolded(folded.body);
   ExpectHotProportions(stacks);
