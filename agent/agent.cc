@@ -69,6 +69,7 @@ Status Agent::Start() {
               .host = config_.host,
               .cgroup2_path = config_.cgroup2_path,
               .hz = config_.profile_continuous_hz,
+              .offcpu = config_.profile_continuous_offcpu == "on",
           });
     }
   }
@@ -251,8 +252,15 @@ void Agent::AddProfileEvidence(nlohmann::json& diagnosis) const {
   for (const PodInfo& p : *pods_.Get()) {
     if (p.namespace_name != ns || p.name != pod) continue;
     nlohmann::json top = TopFunctionsEvidence(continuous_->TopOf(p.uid, 5));
-    if (top.is_null()) return;
-    for (auto& [key, value] : top.items()) diagnosis["evidence"][key] = value;
+    if (!top.is_null()) {
+      for (auto& [key, value] : top.items()) diagnosis["evidence"][key] = value;
+    }
+    nlohmann::json waits = WaitSitesEvidence(continuous_->TopWaitsOf(p.uid, 5));
+    if (!waits.is_null()) {
+      for (auto& [key, value] : waits.items()) {
+        diagnosis["evidence"][key] = value;
+      }
+    }
     return;
   }
 }

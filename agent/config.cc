@@ -234,6 +234,13 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
       ->envname("TRAINSCOPE_PROFILE_CONTINUOUS_HZ")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
+  app.add_option("--profile-continuous-offcpu", cfg.profile_continuous_offcpu,
+                 "Also keep each training pod's top off-CPU wait sites "
+                 "(sched_switch on every context switch of the node; "
+                 "/api/v1/profile/top?type=offcpu, straggler evidence)")
+      ->envname("TRAINSCOPE_PROFILE_CONTINUOUS_OFFCPU")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--log-level", cfg.log_level,
                  "trace, debug, info, warn, error or off")
       ->envname("TRAINSCOPE_LOG_LEVEL")

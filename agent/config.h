@@ -63,6 +63,7 @@ struct AgentConfig {
   int profile_max_hz = 1000;
   std::string profile_continuous = "on";  // on | off (needs --profiler on)
   int profile_continuous_hz = 19;
+  std::string profile_continuous_offcpu = "off";  // on | off
 };
 
 // Exit code for the caller when parsing ends the program (--help, --version

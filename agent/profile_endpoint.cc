@@ -143,6 +143,18 @@ nlohmann::json TopFunctionsEvidence(
           {"profile_window_seconds", std::round(top.window_seconds)}};
 }
 
+nlohmann::json WaitSitesEvidence(const profiler::TopFunctionWindow::Top& top) {
+  if (top.samples == 0) return nullptr;
+  nlohmann::json sites = nlohmann::json::array();
+  for (const auto& f : top.functions) {
+    sites.push_back({{"site", f.function},
+                     {"share", std::round(f.share * 1000) / 1000},
+                     {"seconds", std::round(f.samples / 1e6) / 1000}});
+  }
+  return {{"top_wait_sites", sites},
+          {"offcpu_seconds", std::round(top.samples / 1e6) / 1000}};
+}
+
 HttpResponse ServeProfileTop(
     const std::shared_ptr<profiler::ContinuousProfiler>& continuous,
     const PodList& pods, const std::string& node, const HttpRequest& req) {
@@ -160,12 +172,26 @@ HttpResponse ServeProfileTop(
       !q.empty() && (!ParseInt(q, &n) || n < 1 || n > 100)) {
     return Text(400, "n must be an integer from 1 to 100, got '" + q + "'");
   }
+  const std::string type =
+      req.Query("type").empty() ? "cpu" : req.Query("type");
+  if (type != "cpu" && type != "offcpu") {
+    return Text(400, "type must be cpu or offcpu, got '" + type + "'");
+  }
+  if (type == "offcpu" && !continuous->options().offcpu) {
+    return Text(503,
+                "continuous off-CPU profiling is off on this node "
+                "(--profile-continuous-offcpu on enables it)");
+  }
   for (const PodInfo& p : pods) {
     if (p.namespace_name != ns || p.name != name) continue;
-    const auto top = continuous->TopOf(p.uid, static_cast<size_t>(n));
+    const auto top =
+        type == "cpu" ? continuous->TopOf(p.uid, static_cast<size_t>(n))
+                      : continuous->TopWaitsOf(p.uid, static_cast<size_t>(n));
     nlohmann::json body = {{"namespace", ns},
                            {"pod", name},
                            {"node", node},
+                           {"type", type},
+                           {"unit", type == "cpu" ? "samples" : "nanoseconds"},
                            {"hz", continuous->options().hz},
                            {"samples", top.samples},
                            {"window_seconds", std::round(top.window_seconds)},

@@ -32,8 +32,9 @@ void ServeProfile(const std::shared_ptr<profiler::ProfilerService>& profiler,
                   const PodList& pods, const std::string& node,
                   const HttpRequest& req, HttpReply reply);
 
-// GET /api/v1/profile/top?namespace=NS&pod=POD[&n=N]: the pod's top leaf
-// functions in the continuous profile's window, as JSON. `continuous` null:
+// GET /api/v1/profile/top?namespace=NS&pod=POD[&n=N][&type=cpu|offcpu]: the
+// pod's top leaf functions (or off-CPU wait sites, in nanoseconds) in the
+// continuous profile's window, as JSON. `continuous` null:
 // 503 (--profile-continuous off).
 HttpResponse ServeProfileTop(
     const std::shared_ptr<profiler::ContinuousProfiler>& continuous,
@@ -44,6 +45,9 @@ HttpResponse ServeProfileTop(
 // the window has no samples of the pod.
 nlohmann::json TopFunctionsEvidence(
     const profiler::TopFunctionWindow::Top& top);
+// The off-CPU wait sites likewise: {"top_wait_sites": [{"site", "share",
+// "seconds"}], "offcpu_seconds": S}; null when there are none.
+nlohmann::json WaitSitesEvidence(const profiler::TopFunctionWindow::Top& top);
 
 // The body and content type of a finished profile in `format`.
 HttpResponse RenderProfile(const profiler::Profile& profile,

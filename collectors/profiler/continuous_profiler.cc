@@ -4,6 +4,7 @@
 
 #include "cgroup/pod_cgroups.h"
 #include "flows/cgroup2.h"
+#include "profiler.h"
 #include "profiler/pod_target.h"
 
 namespace trainscope::profiler {
@@ -23,7 +24,8 @@ ContinuousProfiler::ContinuousProfiler(ContinuousOptions options)
       symbolizer_(Symbolizer::Options{.proc = options_.host.proc,
                                       .max_files = 128,
                                       .max_bytes = 16ull << 20}),
-      window_(options_.window, options_.functions_per_drain) {}
+      window_(options_.window, options_.functions_per_drain),
+      waits_(options_.window, options_.functions_per_drain) {}
 
 ContinuousProfiler::~ContinuousProfiler() = default;
 
@@ -50,7 +52,13 @@ Status ContinuousProfiler::Retarget(const PodList& pods) {
     ids.insert(ids.end(), target.cgroup_ids.begin(), target.cgroup_ids.end());
     levels.insert(target.pod_levels.begin(), target.pod_levels.end());
   }
-  return bpf_->ReplaceTargets(ids, {levels.begin(), levels.end()});
+  const std::vector<uint32_t> level_list(levels.begin(), levels.end());
+  if (bpf_off_) {
+    if (Status s = bpf_off_->ReplaceTargets(ids, level_list); !s.ok()) {
+      return s;
+    }
+  }
+  return bpf_->ReplaceTargets(ids, level_list);
 }
 
 std::string ContinuousProfiler::LeafFunction(const RawStackCount& raw) {
@@ -80,6 +88,17 @@ Status ContinuousProfiler::Update(const PodList& pods) {
                                &error);
     if (!bpf_) return Status::Error("continuous profiling: " + error.message());
   }
+  if (options_.offcpu && !bpf_off_) {
+    Status error = Status::Ok();
+    bpf_off_ = ProfilerBpf::Attach({.kind = ProfileKind::kOffCpu,
+                                    .stack_entries = 4096,
+                                    .count_entries = 4096},
+                                   &error);
+    if (!bpf_off_) {
+      return Status::Error("continuous off-CPU profiling: " + error.message());
+    }
+    targeted_uids_.clear();  // target it below
+  }
   std::set<std::string> uids;
   for (const PodInfo& pod : pods) {
     if (pod.role != Role::kUnknown) uids.insert(pod.uid);
@@ -93,10 +112,31 @@ Status ContinuousProfiler::Update(const PodList& pods) {
     unknown_cgroup_seen_ = false;
     cycles_since_retarget_ = 0;
   }
-  std::vector<RawStackCount> raws;
-  if (Status s = bpf_->DrainAndReset(&raws); !s.ok()) return s;
   const auto now = Clock::now();
-  std::map<std::string, std::map<std::string, int64_t>> drain;
+  std::map<std::string, std::map<std::string, int64_t>> drain, waits;
+  if (Status s = DrainInto(*bpf_, false, now, &drain); !s.ok()) return s;
+  if (bpf_off_) {
+    if (Status s = DrainInto(*bpf_off_, true, now, &waits); !s.ok()) return s;
+  }
+  for (auto it = captured_.begin(); it != captured_.end();) {
+    if (now - it->second > kForget) {
+      symbolizer_.ForgetMaps(it->first);
+      it = captured_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  std::lock_guard lock(mu_);
+  window_.Add(now, drain);
+  if (bpf_off_) waits_.Add(now, waits);
+  return Status::Ok();
+}
+
+Status ContinuousProfiler::DrainInto(
+    ProfilerBpf& bpf, bool offcpu, Clock::time_point now,
+    std::map<std::string, std::map<std::string, int64_t>>* out) {
+  std::vector<RawStackCount> raws;
+  if (Status s = bpf.DrainAndReset(&raws); !s.ok()) return s;
   for (const RawStackCount& raw : raws) {
     auto pod = pod_of_cgroup_.find(raw.cgroup_id);
     if (pod == pod_of_cgroup_.end()) {
@@ -109,19 +149,21 @@ Status ContinuousProfiler::Update(const PodList& pods) {
       symbolizer_.CaptureMaps(raw.tgid);
       captured_[raw.tgid] = now;
     }
-    drain[pod->second][LeafFunction(raw)] += static_cast<int64_t>(raw.value);
-  }
-  for (auto it = captured_.begin(); it != captured_.end();) {
-    if (now - it->second > kForget) {
-      symbolizer_.ForgetMaps(it->first);
-      it = captured_.erase(it);
-    } else {
-      ++it;
+    std::string site = LeafFunction(raw);
+    if (offcpu) {
+      site =
+          (raw.kind == PROFILER_OFF_CPU_RUNNABLE ? "runnable " : "blocked ") +
+          site;
     }
+    (*out)[pod->second][site] += static_cast<int64_t>(raw.value);
   }
-  std::lock_guard lock(mu_);
-  window_.Add(now, drain);
   return Status::Ok();
+}
+
+TopFunctionWindow::Top ContinuousProfiler::TopWaitsOf(
+    const std::string& pod_uid, size_t n) {
+  std::lock_guard lock(mu_);
+  return waits_.TopOf(pod_uid, n, Clock::now());
 }
 
 TopFunctionWindow::Top ContinuousProfiler::TopOf(const std::string& pod_uid,

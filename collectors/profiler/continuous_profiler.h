@@ -22,6 +22,9 @@ struct ContinuousOptions {
   int hz = 19;  // per CPU
   std::chrono::seconds window{300};
   size_t functions_per_drain = 32;  // per pod, per drain
+  // Also off-CPU (sched_switch): where each pod's threads wait. Off by
+  // default: the program runs on every context switch of the node.
+  bool offcpu = false;
 };
 
 // Low-rate CPU profiling of every training pod (a pod with a known role) on
@@ -38,14 +41,22 @@ class ContinuousProfiler {
   Status Update(const PodList& pods);
 
   TopFunctionWindow::Top TopOf(const std::string& pod_uid, size_t n);
+  // Off-CPU wait sites ("blocked <function>" / "runnable <function>"),
+  // valued in nanoseconds; empty unless options().offcpu.
+  TopFunctionWindow::Top TopWaitsOf(const std::string& pod_uid, size_t n);
   const ContinuousOptions& options() const { return options_; }
 
  private:
   Status Retarget(const PodList& pods);
   std::string LeafFunction(const RawStackCount& raw);
+  // Drains one object into pod uid -> site -> value.
+  Status DrainInto(ProfilerBpf& bpf, bool offcpu,
+                   std::chrono::steady_clock::time_point now,
+                   std::map<std::string, std::map<std::string, int64_t>>* out);
 
   const ContinuousOptions options_;
   std::unique_ptr<ProfilerBpf> bpf_;
+  std::unique_ptr<ProfilerBpf> bpf_off_;  // null unless options_.offcpu
   Symbolizer symbolizer_;
   std::map<uint64_t, std::string> pod_of_cgroup_;  // any cgroup -> pod uid
   // Retargeting walks the cgroup tree: done when the training pods change,
@@ -59,6 +70,7 @@ class ContinuousProfiler {
   std::map<uint32_t, std::chrono::steady_clock::time_point> captured_;
   std::mutex mu_;  // guards window_
   TopFunctionWindow window_;
+  TopFunctionWindow waits_;
 };
 
 }  // namespace trainscope::profiler

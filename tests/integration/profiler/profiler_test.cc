@@ -440,6 +440,40 @@ TEST_F(ProfilerTest, ContinuousProfileKeepsTopFunctions) {
   EXPECT_EQ(Get(port_, top).status, 503);
 }
 
+// With --profile-continuous-offcpu on, the same window holds where each
+// pod's threads wait: the workload's sleep and recv phases, blocked, in the
+// ratio of their lengths (30 ms : 20 ms).
+TEST_F(ProfilerTest, ContinuousOffCpuKeepsWaitSites) {
+  StartAgent({"--profile-continuous-offcpu", "on"});
+  StartWorkload(PROFILER_WORKLOAD_BIN, "offcpu", 60, *pod_);
+  const std::string top = "/api/v1/profile/top?namespace=" + std::string(kNs) +
+                          "&pod=pt-ps-0&type=offcpu&n=20";
+  nlohmann::json body;
+  for (int i = 0; i < 40; ++i) {
+    std::this_thread::sleep_for(250ms);
+    Answer a = Get(port_, top);
+    ASSERT_EQ(a.status, 200) << a.body;
+    body = nlohmann::json::parse(a.body);
+    if (body["samples"].get<int64_t>() >= 4'000'000'000) break;  // 4 s
+  }
+  EXPECT_EQ(body["unit"], "nanoseconds");
+  int64_t sleep = 0, recv = 0;
+  for (const auto& f : body["functions"]) {
+    if (f["function"] == "blocked sleep_phase()") sleep = f["samples"];
+    if (f["function"] == "blocked recv_phase(int)") recv = f["samples"];
+  }
+  ASSERT_GT(sleep, 0) << body.dump(1);
+  ASSERT_GT(recv, 0) << body.dump(1);
+  EXPECT_NEAR(double(sleep) / double(recv), 1.5, 0.5) << body.dump(1);
+  EXPECT_EQ(Get(port_, "/api/v1/profile/top?namespace=" + std::string(kNs) +
+                           "&pod=pt-ps-0&type=wall")
+                .status,
+            400);
+  // Without the flag the off-CPU window does not exist.
+  StartAgent({});
+  EXPECT_EQ(Get(port_, top).status, 503);
+}
+
 // Without CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN the profiler reports down
 // with the reason; the agent and its other collectors work on.
 TEST(ProfilerDegradationTest, WithoutCapabilitiesItSaysWhyAndTheRestWorks) {

@@ -87,3 +87,23 @@ TEST(TopFunctionsEvidenceTest, RoundedSharesInRankOrderOrNullWhenEmpty) {
 
 }  // namespace
 }  // namespace trainscope
+
+namespace trainscope {
+namespace {
+
+TEST(WaitSitesEvidenceTest, SecondsAndSharesOrNullWhenEmpty) {
+  profiler::TopFunctionWindow::Top top;
+  EXPECT_TRUE(WaitSitesEvidence(top).is_null());
+  top.samples = 3'000'000'000;  // nanoseconds
+  top.functions = {{"blocked recv", 2'000'000'000, 2.0 / 3},
+                   {"runnable step", 1'000'000'000, 1.0 / 3}};
+  const nlohmann::json e = WaitSitesEvidence(top);
+  ASSERT_EQ(e["top_wait_sites"].size(), 2u);
+  EXPECT_EQ(e["top_wait_sites"][0]["site"], "blocked recv");
+  EXPECT_DOUBLE_EQ(e["top_wait_sites"][0]["seconds"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(e["top_wait_sites"][1]["share"].get<double>(), 0.333);
+  EXPECT_DOUBLE_EQ(e["offcpu_seconds"].get<double>(), 3.0);
+}
+
+}  // namespace
+}  // namespace trainscope
