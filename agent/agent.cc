@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "api_views.h"
 #include "collector_registry.h"
@@ -15,6 +16,7 @@
 #include "exporter/http_families.h"
 #include "exporter/node_families.h"
 #include "exporter/pod_families.h"
+#include "profile_endpoint.h"
 #include "report_page/page.h"
 
 namespace trainscope {
@@ -52,6 +54,25 @@ Status Agent::Start() {
       return Status::Error("--role-labels: " + parsed.message());
   }
 
+  if (config_.profiler_mode == "on") {
+    profiler_ =
+        std::make_shared<profiler::ProfilerService>(profiler::ProfilerOptions{
+            .host = config_.host,
+            .cgroup2_path = config_.cgroup2_path,
+            .max_seconds = config_.profile_max_seconds,
+            .max_concurrent = config_.profile_max_concurrent,
+            .max_hz = config_.profile_max_hz,
+        });
+    if (config_.profile_continuous == "on") {
+      continuous_ = std::make_shared<profiler::ContinuousProfiler>(
+          profiler::ContinuousOptions{
+              .host = config_.host,
+              .cgroup2_path = config_.cgroup2_path,
+              .hz = config_.profile_continuous_hz,
+              .offcpu = config_.profile_continuous_offcpu == "on",
+          });
+    }
+  }
   http_ = std::make_unique<HttpServer>(
       HttpHandlers{
           .metrics = [this] { return exporter_->Render(); },
@@ -64,6 +85,16 @@ Status Agent::Start() {
           .report =
               [this](const std::string& format) { return Report(format); },
           .page = [this] { return Page(); },
+          .profile =
+              [this](const HttpRequest& req, HttpReply reply) {
+                ServeProfile(profiler_, *pods_.Get(), config_.node_name, req,
+                             std::move(reply));
+              },
+          .profile_top =
+              [this](const HttpRequest& req) {
+                return ServeProfileTop(continuous_, *pods_.Get(),
+                                       config_.node_name, req);
+              },
       },
       config_.http, config_.web);
   // Bind before starting anything else: a taken port is the most common
@@ -96,7 +127,8 @@ Status Agent::Start() {
   }
 
   sampler_ = std::make_unique<Sampler>(
-      MakeCollectors(config_), config_.host, pods_, history_,
+      MakeCollectors(config_, profiler_, continuous_), config_.host, pods_,
+      history_,
       std::chrono::milliseconds(
           static_cast<int64_t>(config_.interval_seconds * 1000)));
   if (peer_discovery_) sampler_->SetPeerPods(&peer_pods_);
@@ -168,7 +200,9 @@ void Agent::LogWebSecurity() const {
 }
 
 void Agent::Stop() {
-  // The server goes first so no scrape reads a half-stopped agent.
+  // Running profiles end early and answer with what they have, then the
+  // server goes, so no scrape reads a half-stopped agent.
+  if (profiler_) profiler_->Stop();
   if (http_) http_->Stop();
   if (sampler_) sampler_->Stop();
   if (peer_discovery_) peer_discovery_->Stop();
@@ -193,6 +227,7 @@ nlohmann::json Agent::ReportJson() const {
   if (diagnosis_) {
     for (const auto& d : diagnosis_->Active()) {
       diagnoses.push_back(diagnosis::DiagnosisJson(d));
+      AddProfileEvidence(diagnoses.back());
     }
     shares = PsSharesOf(diagnosis_->Jobs());
   }
@@ -201,6 +236,33 @@ nlohmann::json Agent::ReportJson() const {
   SetPsTrafficShares(report, shares);
   AddPodNodes(report, *peer_pods_.Get());
   return report;
+}
+
+void Agent::AddProfileEvidence(nlohmann::json& diagnosis) const {
+  static const std::set<std::string> kKinds = {
+      "hot_parameter_server", "parameter_server_cpu_saturated",
+      "straggler_worker", "allreduce_straggler"};
+  if (!continuous_ || !diagnosis.is_object() ||
+      !kKinds.count(diagnosis.value("kind", "")) ||
+      !diagnosis.contains("evidence") || !diagnosis["evidence"].is_object()) {
+    return;
+  }
+  const std::string ns = diagnosis.value("namespace", "");
+  const std::string pod = diagnosis.value("pod", "");
+  for (const PodInfo& p : *pods_.Get()) {
+    if (p.namespace_name != ns || p.name != pod) continue;
+    nlohmann::json top = TopFunctionsEvidence(continuous_->TopOf(p.uid, 5));
+    if (!top.is_null()) {
+      for (auto& [key, value] : top.items()) diagnosis["evidence"][key] = value;
+    }
+    nlohmann::json waits = WaitSitesEvidence(continuous_->TopWaitsOf(p.uid, 5));
+    if (!waits.is_null()) {
+      for (auto& [key, value] : waits.items()) {
+        diagnosis["evidence"][key] = value;
+      }
+    }
+    return;
+  }
 }
 
 HttpResponse Agent::Report(const std::string& format) const {

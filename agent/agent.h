@@ -8,6 +8,8 @@
 #include "exporter/exporter.h"
 #include "history.h"
 #include "http_server.h"
+#include "profiler/continuous_profiler.h"
+#include "profiler/profiler_service.h"
 #include "sampler.h"
 #include "trainscope/pod.h"
 
@@ -31,6 +33,9 @@ class Agent {
   bool Ready(std::string* why) const;
   void LogWebSecurity() const;
   nlohmann::json ReportJson() const;
+  // Adds the pod's top functions (continuous profile) to the evidence of
+  // the diagnoses that ask "what is this pod doing?".
+  void AddProfileEvidence(nlohmann::json& diagnosis) const;
   HttpResponse Report(const std::string& format) const;
   // GET /: the report page of this node.
   HttpResponse Page() const;
@@ -46,6 +51,13 @@ class Agent {
   std::unique_ptr<diagnosis::DiagnosisRunner> diagnosis_;
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<Exporter> exporter_;
+  // On-demand profiles (null with --profiler off); shared with the
+  // collector reporting its health. Stopped before the HTTP server so a
+  // running profile ends early and its request is answered.
+  std::shared_ptr<profiler::ProfilerService> profiler_;
+  // Continuous low-rate profile of the training pods (null when off);
+  // drained by the profiler collector, read by the report's evidence.
+  std::shared_ptr<profiler::ContinuousProfiler> continuous_;
   std::unique_ptr<HttpServer> http_;
 };
 

@@ -5,6 +5,7 @@
 #include "gpu/gpu_collector.h"
 #include "node/node_collector.h"
 #include "procnet/procnet_collector.h"
+#include "profiler/profiler_collector.h"
 
 namespace trainscope {
 namespace {
@@ -40,7 +41,10 @@ NodeOptions NodeOptionsFrom(const AgentConfig& config) {
 
 }  // namespace
 
-std::vector<CollectorPtr> MakeCollectors(const AgentConfig& config) {
+std::vector<CollectorPtr> MakeCollectors(
+    const AgentConfig& config,
+    std::shared_ptr<profiler::ProfilerService> profiler,
+    std::shared_ptr<profiler::ContinuousProfiler> continuous) {
   std::vector<CollectorPtr> collectors;
   // cgroup first: it finds each pod's cgroups and PIDs that procnet uses.
   collectors.push_back(std::make_unique<CgroupCollector>(config.host));
@@ -54,6 +58,10 @@ std::vector<CollectorPtr> MakeCollectors(const AgentConfig& config) {
       std::make_unique<NodeCollector>(config.host, NodeOptionsFrom(config)));
   collectors.push_back(
       std::make_unique<GpuCollector>(config.host, config.nvml_library));
+  if (profiler) {
+    collectors.push_back(std::make_unique<profiler::ProfilerCollector>(
+        std::move(profiler), std::move(continuous)));
+  }
   return collectors;
 }
 

@@ -198,6 +198,49 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
                  "cgroup v2 mount the eBPF programs attach under (default: "
                  "--cgroup-root if it is cgroup2, else <cgroup-root>/unified)")
       ->envname("TRAINSCOPE_CGROUP2_PATH");
+  app.add_option("--profiler", cfg.profiler_mode,
+                 "On-demand CPU/off-CPU profiles of pods through "
+                 "/api/v1/profile (perf_event + BPF; docs/profiling.md)")
+      ->envname("TRAINSCOPE_PROFILER")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--profile-max-seconds", cfg.profile_max_seconds,
+                 "Longest profile /api/v1/profile accepts (seconds=)")
+      ->envname("TRAINSCOPE_PROFILE_MAX_SECONDS")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
+  app.add_option("--profile-max-concurrent", cfg.profile_max_concurrent,
+                 "Profiles running at once on this node (one per pod); one "
+                 "more is answered 429")
+      ->envname("TRAINSCOPE_PROFILE_MAX_CONCURRENT")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_option("--profile-max-hz", cfg.profile_max_hz,
+                 "Highest sampling rate (hz=, per CPU) a CPU profile may ask "
+                 "for; the default rate is 99")
+      ->envname("TRAINSCOPE_PROFILE_MAX_HZ")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--profile-continuous", cfg.profile_continuous,
+                 "Low-rate CPU profiling of every training pod, kept as each "
+                 "pod's top functions over the last 5 minutes "
+                 "(/api/v1/profile/top, diagnosis evidence); needs "
+                 "--profiler on")
+      ->envname("TRAINSCOPE_PROFILE_CONTINUOUS")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--profile-continuous-hz", cfg.profile_continuous_hz,
+                 "Samples per second per CPU of the continuous profile")
+      ->envname("TRAINSCOPE_PROFILE_CONTINUOUS_HZ")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--profile-continuous-offcpu", cfg.profile_continuous_offcpu,
+                 "Also keep each training pod's top off-CPU wait sites "
+                 "(sched_switch on every context switch of the node; "
+                 "/api/v1/profile/top?type=offcpu, straggler evidence)")
+      ->envname("TRAINSCOPE_PROFILE_CONTINUOUS_OFFCPU")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--log-level", cfg.log_level,
                  "trace, debug, info, warn, error or off")
       ->envname("TRAINSCOPE_LOG_LEVEL")

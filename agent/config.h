@@ -56,6 +56,14 @@ struct AgentConfig {
   std::string node_interfaces;
   std::vector<std::string> node_interface_list;
   double node_link_mbit = 0;
+  // profiler (issue 17): on-demand profiles through /api/v1/profile.
+  std::string profiler_mode = "on";  // on | off
+  int profile_max_seconds = 60;
+  int profile_max_concurrent = 2;
+  int profile_max_hz = 1000;
+  std::string profile_continuous = "on";  // on | off (needs --profiler on)
+  int profile_continuous_hz = 19;
+  std::string profile_continuous_offcpu = "off";  // on | off
 };
 
 // Exit code for the caller when parsing ends the program (--help, --version

@@ -113,6 +113,19 @@ std::vector<HttpRoute> AgentRoutes(const HttpHandlers& h) {
        }},
       {"/api/v1/report",
        [h](const HttpRequest& req) { return Report(h, req); }},
+      {"/api/v1/profile", nullptr,
+       [h](const HttpRequest& req, HttpReply reply) {
+         if (!h.profile) {
+           reply(Text(404, "no profiler in this server\n"));
+           return;
+         }
+         h.profile(req, std::move(reply));
+       }},
+      {"/api/v1/profile/top",
+       [h](const HttpRequest& req) {
+         if (!h.profile_top) return Text(404, "no profiler in this server\n");
+         return h.profile_top(req);
+       }},
   };
 }
 
@@ -136,6 +149,10 @@ HttpResponse HttpRouter::Handle(const HttpRequest& req) const {
     res.headers.emplace_back("Allow", "GET, HEAD");
     return res;
   }
+  if (!route->get) {
+    return Text(500,
+                "internal error: " + req.path + " answers asynchronously\n");
+  }
   try {
     return route->get(req);
   } catch (const std::exception& e) {
@@ -144,6 +161,34 @@ HttpResponse HttpRouter::Handle(const HttpRequest& req) const {
   } catch (...) {
     spdlog::error("[http] {} failed: unknown exception", req.path);
     return Text(500, "internal error\n");
+  }
+}
+
+bool HttpRouter::IsAsync(const std::string& path) const {
+  auto route = std::find_if(routes_.begin(), routes_.end(),
+                            [&](const HttpRoute& r) { return r.path == path; });
+  return route != routes_.end() && route->get_async != nullptr;
+}
+
+void HttpRouter::HandleAsync(const HttpRequest& req, HttpReply reply) const {
+  auto route =
+      std::find_if(routes_.begin(), routes_.end(),
+                   [&](const HttpRoute& r) { return r.path == req.path; });
+  if (route == routes_.end() || !route->get_async ||
+      (req.method != "GET" && req.method != "HEAD")) {
+    reply(Handle(req));
+    return;
+  }
+  // `reply` may have run before the handler threw; answering twice is the
+  // caller's to ignore (the server does).
+  try {
+    route->get_async(req, reply);
+  } catch (const std::exception& e) {
+    spdlog::error("[http] {} failed: {}", req.path, e.what());
+    reply(Text(500, std::string("internal error: ") + e.what() + "\n"));
+  } catch (...) {
+    spdlog::error("[http] {} failed: unknown exception", req.path);
+    reply(Text(500, "internal error\n"));
   }
 }
 
@@ -168,7 +213,9 @@ bool AcceptsGzip(std::string_view accept_encoding) {
 }
 
 void MaybeGzip(const HttpRequest& req, HttpResponse& res) {
+  // octet-stream bodies (a gzipped pprof profile) are compressed already.
   if (res.status != 200 || res.body.size() < kGzipMinBytes ||
+      res.content_type == "application/octet-stream" ||
       !AcceptsGzip(req.accept_encoding)) {
     return;
   }

@@ -17,6 +17,8 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers = {};
 };
 
+struct HttpRequest;
+
 // What the endpoints serve; each handler may run on any server thread.
 struct HttpHandlers {
   std::function<std::string()> metrics;
@@ -26,6 +28,14 @@ struct HttpHandlers {
   std::function<HttpResponse(const std::string& format)> report;
   // GET /: the report page (HTML); served with a Content-Security-Policy.
   std::function<HttpResponse()> page;
+  // GET /api/v1/profile: answers later, through `reply` (called once, from
+  // any thread), so a 30 s profile holds no server thread.
+  std::function<void(const HttpRequest&,
+                     std::function<void(HttpResponse)> reply)>
+      profile;
+  // GET /api/v1/profile/top: a pod's top functions from the continuous
+  // profile (JSON).
+  std::function<HttpResponse(const HttpRequest&)> profile_top;
 };
 
 // One parsed request, as the routes see it.
@@ -41,10 +51,15 @@ struct HttpRequest {
   }
 };
 
-// A path and what a GET (or HEAD) of it answers.
+// Answers a request later, once, from any thread.
+using HttpReply = std::function<void(HttpResponse)>;
+
+// A path and what a GET (or HEAD) of it answers: `get` at once, or
+// `get_async` later (the server suspends the connection meanwhile).
 struct HttpRoute {
   std::string path;
   std::function<HttpResponse(const HttpRequest&)> get;
+  std::function<void(const HttpRequest&, HttpReply)> get_async = nullptr;
 };
 
 // The agent's endpoints; adding one is one line in AgentRoutes().
@@ -57,6 +72,11 @@ class HttpRouter {
  public:
   explicit HttpRouter(std::vector<HttpRoute> routes);
   HttpResponse Handle(const HttpRequest& request) const;
+  // True when `path` answers through HandleAsync.
+  bool IsAsync(const std::string& path) const;
+  // Calls `reply` exactly once: later for an async route, at once for a
+  // refusal (unknown path, wrong method, a throwing handler: 500).
+  void HandleAsync(const HttpRequest& request, HttpReply reply) const;
 
  private:
   std::vector<HttpRoute> routes_;

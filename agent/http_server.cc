@@ -145,6 +145,10 @@ struct HttpServerCallbacks {
       *upload_data_size = 0;  // discard
       return MHD_YES;
     }
+    if (*request_ctx == &kSuspended) {  // resumed: the reply is there
+      *request_ctx = &kAnswered;
+      return server->QueuePending(connection) ? MHD_YES : MHD_NO;
+    }
     if (*request_ctx == nullptr) {
       server->connections_.HeaderReceived(SocketFd(connection));
       if (WithoutBody(connection, method)) {
@@ -154,7 +158,8 @@ struct HttpServerCallbacks {
     }
     *request_ctx = &kAnswered;
     *upload_data_size = 0;
-    return server->Respond(connection, url, method) ? MHD_YES : MHD_NO;
+    return server->Respond(connection, url, method, request_ctx) ? MHD_YES
+                                                                 : MHD_NO;
   }
 
   static bool WithoutBody(MHD_Connection* connection, const char* method) {
@@ -168,6 +173,7 @@ struct HttpServerCallbacks {
 
   static inline char kDeferred = 0;
   static inline char kAnswered = 0;
+  static inline char kSuspended = 0;
 
   static void OnConnection(void* cls, MHD_Connection* connection, void**,
                            MHD_ConnectionNotificationCode event) {
@@ -177,6 +183,7 @@ struct HttpServerCallbacks {
 
   static void OnCompleted(void* cls, MHD_Connection* connection, void**,
                           MHD_RequestTerminationCode) {
+    static_cast<HttpServer*>(cls)->ForgetPending(connection);
     static_cast<HttpServer*>(cls)->connections_.RequestDone(
         SocketFd(connection), Clock::now());
   }
@@ -231,7 +238,8 @@ Status HttpServer::StartDaemon() {
        nullptr},
   };
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-                   MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+                   MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_USE_ERROR_LOG |
+                   MHD_ALLOW_SUSPEND_RESUME;
   if (web_.tls_enabled) {
     flags |= MHD_USE_TLS;
     AppendTlsOptions(web_.tls, options);
@@ -263,6 +271,7 @@ void HttpServer::Stop() {
   }
   listen_fd_.reset();
   if (daemon_) {
+    ResumeAllPending();  // libmicrohttpd refuses to stop with any suspended
     MHD_stop_daemon(daemon_);  // closes every connection, joins its threads
     daemon_ = nullptr;
   }
@@ -366,7 +375,7 @@ std::optional<HttpResponse> HttpServer::Refusal(MHD_Connection* connection,
 }
 
 int HttpServer::Respond(MHD_Connection* connection, const char* url,
-                        const char* method) {
+                        const char* method, void** request_ctx) {
   HttpResponse res;
   HttpRequest req;
   try {
@@ -380,6 +389,9 @@ int HttpServer::Respond(MHD_Connection* connection, const char* url,
     const char* accept = MHD_lookup_connection_value(
         connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
     req.accept_encoding = accept ? accept : "";
+    if (router_.IsAsync(req.path)) {
+      return RespondLater(connection, req, request_ctx);
+    }
     res = router_.Handle(req);
     MaybeGzip(req, res);
   } catch (const std::exception& e) {  // bad_alloc and the like
@@ -387,6 +399,89 @@ int HttpServer::Respond(MHD_Connection* connection, const char* url,
     res = HttpResponse{500, "text/plain", "internal error\n"};
   }
   return Queue(connection, res);
+}
+
+// A suspended request. `mu` orders the reply (any thread) against the
+// suspension (a server thread): a reply that comes before the suspension is
+// queued at once instead.
+struct HttpServer::Pending {
+  std::mutex mu;
+  MHD_Connection* connection = nullptr;
+  HttpRequest request;
+  bool suspended = false;
+  bool replied = false;
+  HttpResponse response;
+};
+
+int HttpServer::RespondLater(MHD_Connection* connection, HttpRequest req,
+                             void** request_ctx) {
+  auto pending = std::make_shared<Pending>();
+  pending->connection = connection;
+  pending->request = req;
+  {
+    std::lock_guard lock(pending_mu_);
+    pending_[connection] = pending;
+  }
+  router_.HandleAsync(req, [pending](HttpResponse res) {
+    std::lock_guard lock(pending->mu);
+    if (pending->replied) return;  // answered already (a 503 at shutdown)
+    MaybeGzip(pending->request, res);
+    pending->response = std::move(res);
+    pending->replied = true;
+    if (pending->suspended) MHD_resume_connection(pending->connection);
+  });
+  {
+    std::lock_guard lock(pending->mu);
+    if (!pending->replied) {
+      // The next call of OnRequest (after the resume) queues the reply.
+      *request_ctx = &HttpServerCallbacks::kSuspended;
+      MHD_suspend_connection(connection);
+      pending->suspended = true;
+      return true;
+    }
+  }
+  // Answered while the handler ran (a refusal): no need to suspend.
+  {
+    std::lock_guard lock(pending_mu_);
+    pending_.erase(connection);
+  }
+  return Queue(connection, pending->response);
+}
+
+int HttpServer::QueuePending(MHD_Connection* connection) {
+  std::shared_ptr<Pending> pending;
+  {
+    std::lock_guard lock(pending_mu_);
+    auto it = pending_.find(connection);
+    if (it == pending_.end()) return false;
+    pending = it->second;
+    pending_.erase(it);
+  }
+  std::lock_guard lock(pending->mu);
+  return Queue(connection, pending->response);
+}
+
+void HttpServer::ForgetPending(MHD_Connection* connection) {
+  std::lock_guard lock(pending_mu_);
+  auto it = pending_.find(connection);
+  if (it == pending_.end()) return;
+  // The client went away: a late reply must not touch the connection.
+  std::lock_guard pending_lock(it->second->mu);
+  it->second->replied = true;
+  pending_.erase(it);
+}
+
+void HttpServer::ResumeAllPending() {
+  std::lock_guard lock(pending_mu_);
+  for (auto& [connection, pending] : pending_) {
+    std::lock_guard pending_lock(pending->mu);
+    if (!pending->replied) {
+      pending->response =
+          HttpResponse{503, "text/plain", "the agent is shutting down\n"};
+      pending->replied = true;
+      if (pending->suspended) MHD_resume_connection(connection);
+    }
+  }
 }
 
 int HttpServer::Queue(MHD_Connection* connection, HttpResponse& res) {

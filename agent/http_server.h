@@ -3,9 +3,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "http_auth.h"
 #include "http_connections.h"
@@ -68,7 +70,17 @@ class HttpServer {
   void AcceptReady();
 
   friend struct HttpServerCallbacks;  // libmicrohttpd's C callbacks
-  int Respond(MHD_Connection* connection, const char* url, const char* method);
+  int Respond(MHD_Connection* connection, const char* url, const char* method,
+              void** request_ctx);
+  // An async route: the connection is suspended (it holds no thread) until
+  // the reply comes, then resumed and answered (QueuePending).
+  struct Pending;
+  int RespondLater(MHD_Connection* connection, HttpRequest request,
+                   void** request_ctx);
+  int QueuePending(MHD_Connection* connection);
+  void ForgetPending(MHD_Connection* connection);
+  // Answers every suspended request with 503 so the daemon can stop.
+  void ResumeAllPending();
   static int Queue(MHD_Connection* connection, HttpResponse& response);
   // Why a request may not see `path`; nullopt when it may.
   std::optional<HttpResponse> Refusal(MHD_Connection* connection,
@@ -84,6 +96,8 @@ class HttpServer {
   UniqueFd wake_fd_;  // eventfd: Stop() wakes the accept loop
   MHD_Daemon* daemon_ = nullptr;
   std::thread accept_thread_;
+  std::mutex pending_mu_;
+  std::unordered_map<MHD_Connection*, std::shared_ptr<Pending>> pending_;
   int port_ = 0;
   LogLimiter log_limiter_;  // refusals repeat; log them now and then
   std::atomic<uint64_t> rejected_limit_{0};

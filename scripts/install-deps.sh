@@ -16,6 +16,9 @@ packages=(
   libbpf-dev bpftool clang llvm libelf-dev libpcap-dev
   # flows tests: capsh drops capabilities for the BPF-not-permitted case
   libcap2-bin
+  # profiler: pprof output (protobuf, project-written profile.proto); its
+  # tests read the profiles with `go tool pprof` and strip a workload
+  libprotobuf-dev protobuf-compiler golang-go binutils
   # tests and tools: real kernel networking, independent traffic, real Prometheus
   iproute2 procps iperf3 prometheus tcpdump tshark curl python3 ca-certificates
   # bench/http: HTTP load generator

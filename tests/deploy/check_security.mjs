@@ -5,7 +5,7 @@
 // privilege escalation, read-only host mounts, RBAC get/list/watch on pods only.
 import { render, find, check, done } from "./render.mjs";
 
-const BASE_CAPS = ["BPF", "PERFMON", "NET_ADMIN", "NET_RAW", "SYS_PTRACE", "DAC_READ_SEARCH"];
+const BASE_CAPS = ["BPF", "PERFMON", "NET_ADMIN", "NET_RAW", "SYS_PTRACE", "DAC_READ_SEARCH", "SYSLOG"];
 const expect = {
   "daemonset": { hostNetwork: false, caps: BASE_CAPS, flows: "ebpf" },
   "daemonset/overlays/pcap": { hostNetwork: true, caps: ["NET_RAW", "SYS_PTRACE", "DAC_READ_SEARCH"], flows: "pcap" },

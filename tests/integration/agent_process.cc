@@ -134,6 +134,7 @@ std::vector<std::string> FixtureHostArgs(const std::string& listen,
       "--host-sys",     (host / "sys").string(),
       "--cgroup-root",  (host / "sys/fs/cgroup").string(),
       "--flows",        "off",
+      "--profiler",     "off",
       "--nvml-library", "/nonexistent/libnvidia-ml.so.1"};
   args.insert(args.end(), std::make_move_iterator(extra.begin()),
               std::make_move_iterator(extra.end()));

@@ -44,8 +44,9 @@ class AgentProcess {
 
 // The agent on the v2-systemd fixture host (tests/fixtures/hosts): listening
 // on `listen` (e.g. "127.0.0.1:9000"), sampling every 0.2 s as node-a, pods
-// from the fixture's pods.json, flows off, no NVML; `extra` flags appended
-// (flags not given above: the agent refuses a flag given twice).
+// from the fixture's pods.json, flows and profiler off, no NVML; `extra`
+// flags appended (flags not given above: the agent refuses a flag given
+// twice).
 std::vector<std::string> FixtureHostArgs(const std::string& listen,
                                          std::vector<std::string> extra = {});
 

@@ -60,7 +60,8 @@ TEST_P(GoldenTest, MetricsMatchGolden) {
                           (GetParam() + ".prom");
   // Layouts with an nvml.json run the fake NVML, which pins the GPU series
   // (devices and per-pod attribution through the fixture's /proc) too.
-  // Flows need a live kernel and are covered by their own tests.
+  // Flows and the profiler need a live kernel and are covered by their own
+  // tests.
   const fs::path nvml_json = host / "nvml.json";
   const bool gpu = fs::exists(nvml_json);
   const int port = FreePort();
@@ -70,6 +71,7 @@ TEST_P(GoldenTest, MetricsMatchGolden) {
        (host / "pods.json").string(), "--host-proc", (host / "proc").string(),
        "--host-sys", (host / "sys").string(), "--cgroup-root",
        (host / "sys" / "fs" / "cgroup").string(), "--flows", "off",
+       "--profiler", "off",
        // Every fixture pod, so each cgroup layout's non-training pods
        // (BestEffort, Burstable) stay pinned; the default filter has its
        // own test (pod_filter_test.cc).

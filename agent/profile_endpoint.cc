@@ -1,0 +1,210 @@
+#include "profile_endpoint.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include "profiler/outputs.h"
+
+namespace trainscope {
+namespace {
+
+HttpResponse Text(int status, std::string body) {
+  return HttpResponse{status, "text/plain; charset=utf-8",
+                      std::move(body) + "\n"};
+}
+
+bool ParseNumber(const std::string& text, double* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  *out = std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size() && std::isfinite(*out);
+}
+
+bool ParseInt(const std::string& text, int* out) {
+  auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+bool ParseProfileQuery(const HttpRequest& req,
+                       const profiler::ProfilerOptions& limits,
+                       ProfileQuery* out, std::string* error) {
+  auto& r = out->request;
+  r.namespace_name = req.Query("namespace");
+  r.pod = req.Query("pod");
+  if (r.namespace_name.empty() || r.pod.empty()) {
+    *error = "namespace and pod are required: ?namespace=NS&pod=POD&seconds=S";
+    return false;
+  }
+  const std::string seconds = req.Query("seconds");
+  r.seconds = 10;
+  if (!seconds.empty() && (!ParseNumber(seconds, &r.seconds) ||
+                           r.seconds < 0.1 || r.seconds > limits.max_seconds)) {
+    *error = "seconds must be a number from 0.1 to " +
+             std::to_string(limits.max_seconds) +
+             " (--profile-max-seconds), got '" + seconds + "'";
+    return false;
+  }
+  auto kind = profiler::ParseProfileKind(req.Query("type"));
+  if (!kind) {
+    *error = "type must be cpu or offcpu, got '" + req.Query("type") + "'";
+    return false;
+  }
+  r.kind = *kind;
+  r.hz = std::min(limits.default_hz, limits.max_hz);
+  const std::string hz = req.Query("hz");
+  if (!hz.empty() &&
+      (!ParseInt(hz, &r.hz) || r.hz < 1 || r.hz > limits.max_hz)) {
+    *error = "hz must be an integer from 1 to " +
+             std::to_string(limits.max_hz) + ", got '" + hz + "'";
+    return false;
+  }
+  out->format = req.Query("format").empty() ? "pprof" : req.Query("format");
+  if (out->format != "pprof" && out->format != "folded" &&
+      out->format != "svg") {
+    *error = "format must be pprof, folded or svg, got '" + out->format + "'";
+    return false;
+  }
+  return true;
+}
+
+HttpResponse RenderProfile(const profiler::Profile& profile,
+                           const std::string& format,
+                           const std::string& title) {
+  if (format == "folded") {
+    return {200, "text/plain; charset=utf-8", profiler::FoldedStacks(profile)};
+  }
+  if (format == "svg") {
+    const std::string unit = profile.type == "cpu" ? "samples" : "ns";
+    return {
+        200, "image/svg+xml",
+        profiler::FlameGraphSvg(profiler::FoldedStacks(profile), title, unit)};
+  }
+  // Already gzipped (the pprof wire format): octet-stream is never
+  // compressed again by the server.
+  return {200,
+          "application/octet-stream",
+          profiler::EncodePprofGzip(profile),
+          {{"Content-Disposition", "attachment; filename=\"profile.pb.gz\""}}};
+}
+
+void ServeProfile(const std::shared_ptr<profiler::ProfilerService>& profiler,
+                  const PodList& pods, const std::string& node,
+                  const HttpRequest& req, HttpReply reply) {
+  if (!profiler) {
+    reply(Text(503, "the profiler is off on this node (--profiler off)"));
+    return;
+  }
+  ProfileQuery query;
+  std::string error;
+  if (!ParseProfileQuery(req, profiler->options(), &query, &error)) {
+    reply(Text(400, error));
+    return;
+  }
+  const auto& r = query.request;
+  const PodInfo* pod = nullptr;
+  for (const PodInfo& p : pods) {
+    if (p.namespace_name == r.namespace_name && p.name == r.pod) pod = &p;
+  }
+  if (!pod) {
+    reply(Text(404, "pod " + r.namespace_name + "/" + r.pod +
+                        " is not running on node " + node));
+    return;
+  }
+  const std::string title =
+      std::string(r.kind == profiler::ProfileKind::kCpu ? "CPU" : "Off-CPU") +
+      " profile of " + r.namespace_name + "/" + r.pod;
+  profiler->Start(
+      r, *pod,
+      [reply, format = query.format, title](profiler::ProfileOutcome outcome) {
+        if (outcome.http_status != 200) {
+          reply(Text(outcome.http_status, outcome.error));
+          return;
+        }
+        reply(RenderProfile(outcome.profile, format, title));
+      });
+}
+
+nlohmann::json TopFunctionsEvidence(
+    const profiler::TopFunctionWindow::Top& top) {
+  if (top.samples == 0) return nullptr;
+  nlohmann::json functions = nlohmann::json::array();
+  for (const auto& f : top.functions) {
+    functions.push_back({{"function", f.function},
+                         {"share", std::round(f.share * 1000) / 1000},
+                         {"samples", f.samples}});
+  }
+  return {{"top_functions", functions},
+          {"profile_samples", top.samples},
+          {"profile_window_seconds", std::round(top.window_seconds)}};
+}
+
+nlohmann::json WaitSitesEvidence(const profiler::TopFunctionWindow::Top& top) {
+  if (top.samples == 0) return nullptr;
+  nlohmann::json sites = nlohmann::json::array();
+  for (const auto& f : top.functions) {
+    sites.push_back({{"site", f.function},
+                     {"share", std::round(f.share * 1000) / 1000},
+                     {"seconds", std::round(f.samples / 1e6) / 1000}});
+  }
+  return {{"top_wait_sites", sites},
+          {"offcpu_seconds", std::round(top.samples / 1e6) / 1000}};
+}
+
+HttpResponse ServeProfileTop(
+    const std::shared_ptr<profiler::ContinuousProfiler>& continuous,
+    const PodList& pods, const std::string& node, const HttpRequest& req) {
+  if (!continuous) {
+    return Text(503,
+                "continuous profiling is off on this node "
+                "(--profile-continuous off or --profiler off)");
+  }
+  const std::string ns = req.Query("namespace"), name = req.Query("pod");
+  if (ns.empty() || name.empty()) {
+    return Text(400, "namespace and pod are required: ?namespace=NS&pod=POD");
+  }
+  int n = 10;
+  if (const std::string q = req.Query("n");
+      !q.empty() && (!ParseInt(q, &n) || n < 1 || n > 100)) {
+    return Text(400, "n must be an integer from 1 to 100, got '" + q + "'");
+  }
+  const std::string type =
+      req.Query("type").empty() ? "cpu" : req.Query("type");
+  if (type != "cpu" && type != "offcpu") {
+    return Text(400, "type must be cpu or offcpu, got '" + type + "'");
+  }
+  if (type == "offcpu" && !continuous->options().offcpu) {
+    return Text(503,
+                "continuous off-CPU profiling is off on this node "
+                "(--profile-continuous-offcpu on enables it)");
+  }
+  for (const PodInfo& p : pods) {
+    if (p.namespace_name != ns || p.name != name) continue;
+    const auto top =
+        type == "cpu" ? continuous->TopOf(p.uid, static_cast<size_t>(n))
+                      : continuous->TopWaitsOf(p.uid, static_cast<size_t>(n));
+    nlohmann::json body = {{"namespace", ns},
+                           {"pod", name},
+                           {"node", node},
+                           {"type", type},
+                           {"unit", type == "cpu" ? "samples" : "nanoseconds"},
+                           {"hz", continuous->options().hz},
+                           {"samples", top.samples},
+                           {"window_seconds", std::round(top.window_seconds)},
+                           {"functions", nlohmann::json::array()}};
+    for (const auto& f : top.functions) {
+      body["functions"].push_back({{"function", f.function},
+                                   {"samples", f.samples},
+                                   {"share", f.share}});
+    }
+    return {200, "application/json", body.dump()};
+  }
+  return Text(404,
+              "pod " + ns + "/" + name + " is not running on node " + node);
+}
+
+}  // namespace trainscope
