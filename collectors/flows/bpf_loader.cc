@@ -10,33 +10,18 @@
 #include <cstring>
 #include <set>
 
+#include "bpf_common/libbpf_support.h"
 #include "flows/flow_map.h"
 #include "peer_flows.skel.h"
 
 namespace trainscope {
 namespace {
 
-// libbpf's own diagnostics (verifier log, missing BTF) go to our log at
-// debug level; the error that matters is returned with context.
-int LibbpfPrint(enum libbpf_print_level level, const char* fmt, va_list ap) {
-  if (level == LIBBPF_DEBUG) return 0;
-  char buf[1024];
-  int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
-  std::string line(buf);
-  while (!line.empty() && line.back() == '\n') line.pop_back();
-  spdlog::debug("[flows] libbpf: {}", line);
-  return n;
-}
-
+// What this collector's BPF operations need (bpf::ErrnoText).
 std::string ErrnoText(int err) {
-  if (err < 0) err = -err;
-  std::string text = std::strerror(err);
-  if (err == EPERM || err == EACCES) {
-    text +=
-        " (needs CAP_BPF+CAP_NET_ADMIN or CAP_SYS_ADMIN, and "
-        "RLIMIT_MEMLOCK on old kernels)";
-  }
-  return text;
+  return bpf::ErrnoText(err,
+                        "CAP_BPF+CAP_NET_ADMIN or CAP_SYS_ADMIN, and "
+                        "RLIMIT_MEMLOCK on old kernels");
 }
 
 constexpr size_t kStride = (sizeof(peer_flow_value) + 7) / 8 * 8;
@@ -60,7 +45,7 @@ PeerFlowsBpf::~PeerFlowsBpf() {
 std::unique_ptr<PeerFlowsBpf> PeerFlowsBpf::Attach(
     const std::filesystem::path& cgroup_dir, uint32_t map_entries,
     Status* error) {
-  libbpf_set_print(LibbpfPrint);
+  libbpf_set_print(bpf::LibbpfPrint);
   std::unique_ptr<PeerFlowsBpf> self(new PeerFlowsBpf());
   int cpus = libbpf_num_possible_cpus();
   if (cpus <= 0) {

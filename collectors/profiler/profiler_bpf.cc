@@ -13,31 +13,19 @@
 #include <cstring>
 #include <set>
 
+#include "bpf_common/libbpf_support.h"
 #include "profiler.h"
 #include "profiler.skel.h"
 
 namespace trainscope::profiler {
 namespace {
 
-int LibbpfPrint(enum libbpf_print_level level, const char* fmt, va_list ap) {
-  if (level == LIBBPF_DEBUG) return 0;
-  char buf[1024];
-  int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
-  std::string line(buf);
-  while (!line.empty() && line.back() == '\n') line.pop_back();
-  spdlog::debug("[profiler] libbpf: {}", line);
-  return n;
-}
-
+// What this collector's BPF operations need (bpf::ErrnoText).
 std::string ErrnoText(int err) {
-  if (err < 0) err = -err;
-  std::string text = std::strerror(err);
-  if (err == EPERM || err == EACCES) {
-    text +=
-        " (needs CAP_BPF+CAP_PERFMON or CAP_SYS_ADMIN; "
-        "kernel.perf_event_paranoid limits unprivileged perf events)";
-  }
-  return text;
+  return bpf::ErrnoText(
+      err,
+      "CAP_BPF+CAP_PERFMON or CAP_SYS_ADMIN; kernel.perf_event_paranoid limits "
+      "unprivileged perf events");
 }
 
 int PerfEventOpen(perf_event_attr* attr, int cpu) {
@@ -62,7 +50,7 @@ ProfilerBpf::~ProfilerBpf() {
 
 std::unique_ptr<ProfilerBpf> ProfilerBpf::Attach(
     const BpfProfileOptions& options, Status* error) {
-  libbpf_set_print(LibbpfPrint);
+  libbpf_set_print(bpf::LibbpfPrint);
   std::unique_ptr<ProfilerBpf> self(new ProfilerBpf());
   self->kind_ = options.kind;
   self->skel_.reset(profiler__open());
