@@ -224,16 +224,19 @@ bool Agent::Ready(std::string* why) const {
 nlohmann::json Agent::ReportJson() const {
   nlohmann::json diagnoses = nlohmann::json::array();
   std::vector<JobPsShares> shares;
+  std::vector<diagnosis::JobSpeed> speeds;
   if (diagnosis_) {
     for (const auto& d : diagnosis_->Active()) {
       diagnoses.push_back(diagnosis::DiagnosisJson(d));
       AddProfileEvidence(diagnoses.back());
     }
     shares = PsSharesOf(diagnosis_->Jobs());
+    speeds = diagnosis_->Speeds();
   }
   nlohmann::json report = ReportView(config_.node_name, *pods_.Get(), diagnoses,
                                      std::chrono::system_clock::now());
   SetPsTrafficShares(report, shares);
+  SetJobSpeeds(report, speeds);
   AddPodNodes(report, *peer_pods_.Get());
   return report;
 }

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "diagnosis/detectors.h"
+
 namespace trainscope {
 namespace {
 
@@ -130,25 +132,49 @@ std::vector<JobPsShares> PsSharesOf(
   return out;
 }
 
+namespace {
+
+// The report's entry of a job, added (with empty lists) when missing.
+nlohmann::json& JobEntry(nlohmann::json& report, const std::string& ns,
+                         const std::string& job) {
+  auto& list = report["jobs"];
+  for (auto& j : list) {
+    if (j.value("namespace", "") == ns && j.value("training_job", "") == job)
+      return j;
+  }
+  list.push_back({{"namespace", ns},
+                  {"training_job", job},
+                  {"ps", nlohmann::json::array()},
+                  {"workers", nlohmann::json::array()},
+                  {"ps_traffic_share", nlohmann::json::object()}});
+  return list.back();
+}
+
+}  // namespace
+
+void SetJobSpeeds(nlohmann::json& report,
+                  const std::vector<diagnosis::JobSpeed>& speeds) {
+  for (const auto& job : speeds) {
+    nlohmann::json& entry =
+        JobEntry(report, job.namespace_name, job.training_job);
+    nlohmann::json rates = nlohmann::json::object();
+    for (const auto& [pod, r] : job.worker_steps_per_second)
+      rates[pod] = diagnosis::Round4(r);
+    entry["worker_steps_per_second"] = std::move(rates);
+    entry["workers_without_step_rate"] = job.workers_without_rate;
+    if (job.worker_steps_per_second.empty()) continue;
+    entry["steps_per_second"] = diagnosis::Round4(job.steps_per_second);
+    entry["steps_per_second_per_worker"] = diagnosis::Round4(
+        job.steps_per_second /
+        static_cast<double>(job.worker_steps_per_second.size()));
+  }
+}
+
 void SetPsTrafficShares(nlohmann::json& report,
                         const std::vector<JobPsShares>& jobs) {
-  auto& list = report["jobs"];
   for (const auto& job : jobs) {
-    nlohmann::json* entry = nullptr;
-    for (auto& j : list) {
-      if (j.value("namespace", "") == job.namespace_name &&
-          j.value("training_job", "") == job.training_job) {
-        entry = &j;
-      }
-    }
-    if (!entry) {
-      list.push_back({{"namespace", job.namespace_name},
-                      {"training_job", job.training_job},
-                      {"ps", nlohmann::json::array()},
-                      {"workers", nlohmann::json::array()},
-                      {"ps_traffic_share", nlohmann::json::object()}});
-      entry = &list.back();
-    }
+    nlohmann::json* entry =
+        &JobEntry(report, job.namespace_name, job.training_job);
     nlohmann::json share = nlohmann::json::object();
     for (const auto& [pod, ratio] : job.share) share[pod] = ratio;
     (*entry)["ps_traffic_share"] = std::move(share);
@@ -231,6 +257,16 @@ std::string ReportText(const nlohmann::json& report) {
                     d.value("since", "").c_str(),
                     d.value("summary", "").c_str());
       out << line;
+      const nlohmann::json ev = d.value("evidence", nlohmann::json::object());
+      if (ev.contains("cost_fraction") && ev.contains("expected_speedup")) {
+        std::snprintf(line, sizeof line,
+                      "          costs %.0f%% of the step; fixed, the job "
+                      "would run %.2fx as fast (%s)\n",
+                      ev.value("cost_fraction", 0.0) * 100,
+                      ev.value("expected_speedup", 1.0),
+                      ev.value("cost_model", "").c_str());
+        out << line;
+      }
       // The scalar evidence on one line; nested evidence (per-PS shares)
       // is in the jobs section below and in the JSON.
       std::string evidence;
@@ -261,6 +297,26 @@ std::string ReportText(const nlohmann::json& report) {
     out << "  " << job.value("namespace", "") << "/"
         << job.value("training_job", "") << ": " << job["ps"].size() << " PS, "
         << job["workers"].size() << " workers\n";
+    if (job.contains("steps_per_second")) {
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "    %.3g steps/s in all, %.3g per worker (%zu workers "
+                    "with a step rate)\n",
+                    job.value("steps_per_second", 0.0),
+                    job.value("steps_per_second_per_worker", 0.0),
+                    job["worker_steps_per_second"].size());
+      out << line;
+      for (const auto& [pod, rate] : job["worker_steps_per_second"].items()) {
+        std::snprintf(line, sizeof line, "    %-30s %.3g steps/s\n",
+                      pod.c_str(), rate.get<double>());
+        out << line;
+      }
+    }
+    for (const auto& pod :
+         job.value("workers_without_step_rate", nlohmann::json::array())) {
+      out << "    " << pod.get<std::string>()
+          << ": no clear step period in its traffic\n";
+    }
     for (const auto& [pod, share] : job["ps_traffic_share"].items()) {
       char line[256];
       std::snprintf(line, sizeof line, "    %-30s PS traffic share %5.1f%%\n",

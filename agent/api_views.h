@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "diagnosis/ps_share.h"
+#include "diagnosis/training_speed.h"
 #include "trainscope/pod.h"
 #include "trainscope/snapshot.h"
 #include "trainscope/time_format.h"
@@ -49,6 +50,13 @@ std::vector<JobPsShares> PsSharesOf(
 // `pods`) is added.
 void SetPsTrafficShares(nlohmann::json& report,
                         const std::vector<JobPsShares>& jobs);
+
+// Fills the scaling view of each job: steps_per_second (the sum over its
+// workers with a step rate), worker_steps_per_second {pod: rate},
+// steps_per_second_per_worker and workers_without_step_rate. A job that
+// the report does not list yet is added.
+void SetJobSpeeds(nlohmann::json& report,
+                  const std::vector<diagnosis::JobSpeed>& speeds);
 
 // Fills jobs[].pod_nodes for pods of the report's jobs that are not local
 // (remote PS) from pods known elsewhere (peer discovery); never overrides.

@@ -24,6 +24,7 @@ FlowsOptions FlowsOptionsFrom(const AgentConfig& config) {
   }
   o.training_ports = config.training_port_list;
   o.map_entries = config.flow_map_entries;
+  o.burst_gap_s = config.step_burst_gap_seconds;
   o.pcap_buffer_bytes = config.pcap_buffer_bytes;
   o.cgroup2_path = config.cgroup2_path;
   o.node_name = config.node_name;

@@ -189,6 +189,13 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
       ->envname("TRAINSCOPE_FLOW_MAP_ENTRIES")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 24));
+  app.add_option("--step-burst-gap", cfg.step_burst_gap_seconds,
+                 "Seconds of silence that end an exchange burst between a "
+                 "pod and a peer; training step rates are the period of "
+                 "these bursts (0 = no step rates)")
+      ->envname("TRAINSCOPE_STEP_BURST_GAP")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--pcap-buffer-bytes", cfg.pcap_buffer_bytes,
                  "Kernel ring buffer per captured interface in pcap mode")
       ->envname("TRAINSCOPE_PCAP_BUFFER_BYTES")

@@ -48,6 +48,7 @@ struct AgentConfig {
   std::string training_ports = "2222";  // comma list
   std::vector<uint16_t> training_port_list = {2222};
   uint32_t flow_map_entries = 65536;
+  double step_burst_gap_seconds = 0.02;
   int pcap_buffer_bytes = 32 << 20;
   std::string cgroup2_path;  // "" = found under --cgroup-root
   // The node's uplink: interfaces whose counters are the node's link

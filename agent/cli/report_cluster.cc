@@ -335,11 +335,14 @@ Status EvaluateBatch(const HttpTarget& target, const ClusterViewQuery& q,
       return diagnosis::JudgesWholeJob(d.kind);
     });
     replay.jobs.clear();
+    replay.speeds.clear();
   }
   std::move(replay.active.begin(), replay.active.end(),
             std::back_inserter(out->diagnoses));
   std::move(replay.jobs.begin(), replay.jobs.end(),
             std::back_inserter(out->jobs));
+  std::move(replay.speeds.begin(), replay.speeds.end(),
+            std::back_inserter(out->speeds));
   // A triaged report lists every job from the roster already.
   if (!out->triage.used) {
     for (auto& pod : PodsOfWindow(window)) {
@@ -350,19 +353,6 @@ Status EvaluateBatch(const HttpTarget& target, const ClusterViewQuery& q,
   out->evaluations = std::max(out->evaluations, replay.evaluations);
   ++out->batches;
   return Status::Ok();
-}
-
-// Most severe first, then by kind and pod (the engine's order).
-void SortDiagnoses(std::vector<diagnosis::Diagnosis>& ds) {
-  std::stable_sort(ds.begin(), ds.end(), [](const auto& a, const auto& b) {
-    if (a.severity != b.severity) return a.severity > b.severity;
-    if (a.kind != b.kind) return a.kind < b.kind;
-    if (a.namespace_name != b.namespace_name) {
-      return a.namespace_name < b.namespace_name;
-    }
-    if (a.pod != b.pod) return a.pod < b.pod;
-    return a.node < b.node;
-  });
 }
 
 }  // namespace
@@ -390,7 +380,7 @@ Status EvaluateCluster(const HttpTarget& target, const ClusterViewQuery& query,
   const diagnosis::DiagnosisSettings settings;
   out->diagnoses = diagnosis::MergeNodeLinkDiagnoses(std::move(out->diagnoses),
                                                      settings.network);
-  SortDiagnoses(out->diagnoses);
+  diagnosis::SortByExpectedGain(out->diagnoses);
   return Status::Ok();
 }
 

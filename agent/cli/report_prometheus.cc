@@ -7,6 +7,8 @@
 #include <memory>
 #include <set>
 
+#include "trainscope/metric_names.h"
+
 namespace trainscope::cli {
 namespace {
 
@@ -51,6 +53,8 @@ const std::map<std::string, std::pair<std::string, Field>>& PodFields() {
       {"net_tx",
        {"trainscope_pod_network_transmit_bytes_total",
         &PodPoint::network_transmit_bytes}},
+      {"steps",
+       {std::string(kWorkerStepsPerSecond), &PodPoint::steps_per_second}},
   };
   return fields;
 }
@@ -166,6 +170,8 @@ std::vector<PromQuery> ClusterQueries(
   pods("info", "trainscope_pod_info");
   pods("peer_rx", "trainscope_peer_receive_bytes_total");
   pods("peer_tx", "trainscope_peer_transmit_bytes_total");
+  pods("peer_rx_busy", "trainscope_peer_receive_exchange_seconds_total");
+  pods("peer_tx_busy", "trainscope_peer_transmit_exchange_seconds_total");
   pods("gpu", "trainscope_pod_gpu_utilization_ratio");
   pods("bandwidth", "trainscope_pod_bandwidth_limit_bytes_per_second");
   // Node series carry no pod labels: never filtered by pod.
@@ -225,6 +231,15 @@ Status WindowBuilder::Add(const std::string& name,
           slot.meta->node = node;
           slot.meta->job_kind = kind;
           slot.meta->framework = framework;
+        };
+      } else if (name == "peer_rx_busy" || name == "peer_tx_busy") {
+        const std::string peer_pod = LabelOf(metric, "peer_pod");
+        if (peer_pod.empty()) continue;
+        const std::string peer =
+            diagnosis::PodKey(LabelOf(metric, "peer_namespace"), peer_pod);
+        const PodSlot slot = b.Slot(metric);
+        fn = [slot, peer](double t, double v) {
+          slot.At(t).peers[peer].exchange_seconds += v;
         };
       } else if (name == "peer_rx" || name == "peer_tx") {
         const std::string peer_pod = LabelOf(metric, "peer_pod");

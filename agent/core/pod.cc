@@ -71,6 +71,10 @@ bool IsTrainingRole(Role role) {
   return role == Role::kWorker || role == Role::kChief || role == Role::kMaster;
 }
 
+bool RunsTrainingSteps(Role role) {
+  return role == Role::kWorker || role == Role::kMaster;
+}
+
 std::string_view JobKindName(JobKind kind) {
   switch (kind) {
     case JobKind::kTFJob:

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "diagnosis/detectors.h"
+#include "diagnosis/impact.h"
 #include "diagnosis/ranks.h"
 
 namespace trainscope::diagnosis {
@@ -82,6 +83,30 @@ std::vector<std::string> Advice(const std::string& pod, const Worst& w,
   return out;
 }
 
+// With the peers' links as fast as theirs, the time the rank exchanges
+// shrinks by capacity / peer capacity; with no overlap of compute and
+// communication that is the share of the step the whole ring saves. The
+// time the rank exchanges is measured (its exchange bursts); without it,
+// the link's utilization stands in (an upper bound).
+void SetSlowLinkImpact(const DetectorInput& in, const PodStats& rank,
+                       const Worst& worst,
+                       const std::vector<double>& peer_capacity, Diagnosis& d) {
+  const auto busy = PodExchangeShare(
+      in.recent, PodKey(rank.meta.namespace_name, rank.meta.pod));
+  if (busy) d.evidence["exchange_share"] = Round4(*busy);
+  const double share = busy.value_or(std::min(1.0, worst.use.ratio));
+  const std::string model = busy
+                                ? "exchange_share_x_capacity_gap"
+                                : "link_utilization_x_capacity_gap_upper_bound";
+  double faster = 0;  // fraction of the exchange time a peer-fast link saves
+  if (!peer_capacity.empty()) {
+    const double peer = Median(peer_capacity);
+    if (peer > worst.use.capacity_bytes_per_second)
+      faster = 1 - worst.use.capacity_bytes_per_second / peer;
+  }
+  SetImpact(d, share * faster, model);
+}
+
 }  // namespace
 
 void DetectAllreduceSlowLink(const DetectorInput& in,
@@ -113,11 +138,8 @@ void DetectAllreduceSlowLink(const DetectorInput& in,
       Finding f;
       f.level = worst->use.ratio >= s.enter_ratio ? Finding::Level::kEnter
                                                   : Finding::Level::kHold;
-      f.diagnosis = NewDiagnosis(kAllreduceSlowLink,
-                                 worst->use.ratio >= s.critical_ratio
-                                     ? Severity::kCritical
-                                     : Severity::kWarning,
-                                 rank->meta);
+      f.diagnosis =
+          NewDiagnosis(kAllreduceSlowLink, Severity::kWarning, rank->meta);
       const char* direction = worst->receive ? "receive" : "transmit";
       auto& ev = f.diagnosis.evidence;
       ev = {{"direction", direction},
@@ -136,16 +158,7 @@ void DetectAllreduceSlowLink(const DetectorInput& in,
       if (now && before && *before > 0) {
         ev["job_exchange_ratio_to_baseline"] = Round4(*now / *before);
       }
-      // With the peers' links as fast as theirs, the time this link is busy
-      // shrinks by capacity / peer capacity; with no overlap of compute and
-      // communication that is the share of the step the job would save.
-      if (!peer_capacity.empty()) {
-        const double peer = Median(peer_capacity);
-        if (peer > worst->use.capacity_bytes_per_second) {
-          AddCost(ev, std::min(1.0, worst->use.ratio) *
-                          (1 - worst->use.capacity_bytes_per_second / peer));
-        }
-      }
+      SetSlowLinkImpact(in, *rank, *worst, peer_capacity, f.diagnosis);
       f.diagnosis.summary = fmt::format(
           "Rank {} of allreduce job {} {}s {:.1f} Mbit/s, {:.0f}% of its "
           "{:.0f} Mbit/s {}, while {} of its {} peers' links are below "

@@ -28,6 +28,7 @@ Evaluation EvaluateAt(const Window& history,
     const WindowStats recent =
         ComputeStats(history, last(settings.window_samples));
     ev.jobs = ComputeJobTraffic(recent);
+    ev.speeds = ComputeJobSpeeds(recent);
     const std::vector<JobTraffic> sustained = ComputeJobTraffic(ComputeStats(
         history, last(std::max(settings.window_samples,
                                settings.straggler.window_samples))));
@@ -61,6 +62,7 @@ ReplayResult Replay(const Window& range, const DiagnosisSettings& settings,
                    TimeRange{now - baseline_seconds, now}, settings);
     engine.Update(ev.findings, TimeOf(now));
     result.jobs = std::move(ev.jobs);
+    result.speeds = std::move(ev.speeds);
     ++result.evaluations;
   }
   result.active = engine.Active();

@@ -5,12 +5,14 @@
 
 #include "diagnosis/detectors.h"
 #include "diagnosis/engine.h"
+#include "diagnosis/training_speed.h"
 
 namespace trainscope::diagnosis {
 
 struct Evaluation {
   std::vector<Finding> findings;
   std::vector<JobTraffic> jobs;  // PS traffic of the evaluation window
+  std::vector<JobSpeed> speeds;  // step rates of the evaluation window
 };
 
 // One evaluation: the detectors over the last `window_samples` instants of
@@ -27,6 +29,7 @@ Evaluation EvaluateAt(const Window& history,
 struct ReplayResult {
   std::vector<Diagnosis> active;
   std::vector<JobTraffic> jobs;  // of the last evaluation
+  std::vector<JobSpeed> speeds;  // of the last evaluation
   size_t evaluations = 0;
 };
 

@@ -3,8 +3,34 @@
 #include <fmt/format.h>
 
 #include "diagnosis/detectors.h"
+#include "diagnosis/impact.h"
 
 namespace trainscope::diagnosis {
+namespace {
+
+// The pod's step stalls for the share of its time it waits for CPU (PSI
+// some, which counts throttled time; else the throttled share of its
+// periods, an upper bound). A throttled PS stalls its workers for that share
+// of the time they exchange with it.
+void SetThrottleImpact(const DetectorInput& in, const std::string& key,
+                       const PodStats& pod, double throttled_ratio,
+                       Diagnosis& d) {
+  const auto pressure = StallShare(pod, "cpu");
+  const double stall = pressure.value_or(std::min(1.0, throttled_ratio));
+  const std::string model =
+      pressure ? "cpu_pressure" : "throttled_ratio_upper_bound";
+  if (pressure) d.evidence["cpu_pressure_ratio"] = Round4(*pressure);
+  if (pod.meta.role == Role::kPs) {
+    if (auto busy = WorkerExchangeShare(in.recent, pod.meta, key)) {
+      d.evidence["worker_exchange_share"] = Round4(*busy);
+      SetImpact(d, *busy * stall, "worker_exchange_share_x_" + model);
+      return;
+    }
+  }
+  SetImpact(d, stall, model);
+}
+
+}  // namespace
 
 void DetectCpuThrottled(const DetectorInput& in, const ThrottleSettings& s,
                         std::vector<Finding>& out) {
@@ -16,12 +42,10 @@ void DetectCpuThrottled(const DetectorInput& in, const ThrottleSettings& s,
     Finding f;
     f.level =
         ratio >= s.enter_ratio ? Finding::Level::kEnter : Finding::Level::kHold;
-    f.diagnosis = NewDiagnosis(
-        kCpuThrottled,
-        ratio >= s.critical_ratio ? Severity::kCritical : Severity::kWarning,
-        pod.meta);
+    f.diagnosis = NewDiagnosis(kCpuThrottled, Severity::kWarning, pod.meta);
     f.diagnosis.evidence = {{"throttled_ratio", Round4(ratio)},
                             {"periods", Round4(*pod.cpu_periods)}};
+    SetThrottleImpact(in, key, pod, ratio, f.diagnosis);
     if (pod.cpu_cores)
       f.diagnosis.evidence["cpu_cores"] = Round4(*pod.cpu_cores);
     if (pod.cpu_limit_cores) {

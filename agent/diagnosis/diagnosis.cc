@@ -1,5 +1,7 @@
 #include "diagnosis/diagnosis.h"
 
+#include <algorithm>
+
 #include "trainscope/time_format.h"
 
 namespace trainscope::diagnosis {
@@ -13,6 +15,23 @@ std::string DiagnosisKey(const Diagnosis& d) {
   // A node-level diagnosis has no pod: its node tells it apart.
   if (d.pod.empty()) return d.kind + "|" + d.namespace_name + "||" + d.node;
   return d.kind + "|" + d.namespace_name + "|" + d.pod;
+}
+
+void SortByExpectedGain(std::vector<Diagnosis>& ds) {
+  auto gain = [](const Diagnosis& d) {
+    const auto it = d.evidence.find("expected_speedup");
+    return it != d.evidence.end() && it->is_number() ? it->get<double>() : 1.0;
+  };
+  std::stable_sort(ds.begin(), ds.end(), [&](const auto& a, const auto& b) {
+    if (gain(a) != gain(b)) return gain(a) > gain(b);
+    if (a.severity != b.severity) return a.severity > b.severity;
+    if (a.kind != b.kind) return a.kind < b.kind;
+    if (a.namespace_name != b.namespace_name) {
+      return a.namespace_name < b.namespace_name;
+    }
+    if (a.pod != b.pod) return a.pod < b.pod;
+    return a.node < b.node;
+  });
 }
 
 nlohmann::json DiagnosisJson(const Diagnosis& d) {

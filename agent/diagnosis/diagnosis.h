@@ -60,6 +60,10 @@ struct Finding {
 // Identity of a diagnosis across windows.
 std::string DiagnosisKey(const Diagnosis& d);
 
+// The report's order: the largest expected gain (evidence.expected_speedup)
+// first, then the most severe, then by kind, namespace, pod and node.
+void SortByExpectedGain(std::vector<Diagnosis>& diagnoses);
+
 // The DESIGN.md report entry (`since` in RFC 3339).
 nlohmann::json DiagnosisJson(const Diagnosis& d);
 

@@ -72,17 +72,7 @@ std::vector<Diagnosis> Engine::Active() const {
   for (const auto& [key, st] : states_) {
     if (st.active) out.push_back(st.latest);
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Diagnosis& a, const Diagnosis& b) {
-                     if (a.severity != b.severity) {
-                       return a.severity > b.severity;
-                     }
-                     if (a.kind != b.kind) return a.kind < b.kind;
-                     if (a.namespace_name != b.namespace_name) {
-                       return a.namespace_name < b.namespace_name;
-                     }
-                     return a.pod < b.pod;
-                   });
+  SortByExpectedGain(out);
   return out;
 }
 

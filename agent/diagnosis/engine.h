@@ -29,7 +29,7 @@ class Engine {
   // entered diagnosis and an info line per cleared one.
   std::vector<Transition> Update(const std::vector<Finding>& findings,
                                  std::chrono::system_clock::time_point now);
-  // Active diagnoses, most severe first, then by kind and pod.
+  // Active diagnoses in the report order (SortByExpectedGain).
   std::vector<Diagnosis> Active() const;
 
  private:

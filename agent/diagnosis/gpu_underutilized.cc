@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "diagnosis/detectors.h"
+#include "diagnosis/impact.h"
 
 namespace trainscope::diagnosis {
 
@@ -12,8 +13,14 @@ void DetectGpuUnderutilized(const DetectorInput& in, const GpuSettings& s,
   for (const auto& [key, pod] : in.recent.pods) {
     if (pod.gpus == 0 || !pod.gpu_utilization_ratio) continue;
     // A pod that does nothing at all (finished, waiting to start) is not
-    // wasting its GPUs in a way this detector can name.
-    if (!pod.cpu_cores || *pod.cpu_cores < s.active_cpu_cores) continue;
+    // wasting its GPUs in a way this detector can name; one that trains
+    // (steps, exchanges with its peers) is, however little CPU it uses while
+    // it waits on its PS.
+    const auto exchange = PodExchangeShare(in.recent, key);
+    const bool trains = pod.steps_per_second.has_value() ||
+                        (exchange && *exchange >= s.active_exchange_share);
+    const bool computes = pod.cpu_cores && *pod.cpu_cores >= s.active_cpu_cores;
+    if (!trains && !computes) continue;
     const double util = *pod.gpu_utilization_ratio;
     if (util >= s.exit_utilization) continue;
     Finding f;
@@ -21,12 +28,29 @@ void DetectGpuUnderutilized(const DetectorInput& in, const GpuSettings& s,
                                          : Finding::Level::kHold;
     f.diagnosis = NewDiagnosis(kGpuUnderutilized, Severity::kWarning, pod.meta);
     f.diagnosis.evidence = {{"gpu_utilization_ratio", Round4(util)},
-                            {"gpus", pod.gpus},
-                            {"cpu_cores", Round4(*pod.cpu_cores)}};
-    f.diagnosis.summary = fmt::format(
-        "{} keeps its {} GPU(s) {:.0f}% busy while its CPU works ({:.2f} "
-        "cores): the GPUs wait on input or communication.",
-        pod.meta.pod, pod.gpus, util * 100, *pod.cpu_cores);
+                            {"gpus", pod.gpus}};
+    if (pod.cpu_cores)
+      f.diagnosis.evidence["cpu_cores"] = Round4(*pod.cpu_cores);
+    if (pod.steps_per_second)
+      f.diagnosis.evidence["steps_per_second"] = Round4(*pod.steps_per_second);
+    if (exchange) f.diagnosis.evidence["exchange_share"] = Round4(*exchange);
+    // The step could be this much shorter if the GPU never waited.
+    SetImpact(f.diagnosis, 1 - util, "gpu_idle_share");
+    f.diagnosis.summary =
+        trains && !computes
+            ? fmt::format(
+                  "{} keeps its {} GPU(s) {:.0f}% busy while it trains "
+                  "({}): the GPUs wait on its peers.",
+                  pod.meta.pod, pod.gpus, util * 100,
+                  pod.steps_per_second
+                      ? fmt::format("{:.2f} steps/s", *pod.steps_per_second)
+                      : fmt::format("exchanging {:.0f}% of the time",
+                                    exchange.value_or(0) * 100))
+            : fmt::format(
+                  "{} keeps its {} GPU(s) {:.0f}% busy while its CPU works "
+                  "({:.2f} cores): the GPUs wait on input or communication.",
+                  pod.meta.pod, pod.gpus, util * 100,
+                  pod.cpu_cores.value_or(0));
     f.diagnosis.recommendations = {
         "Move preprocessing off the critical path: tf.data map(..., "
         "num_parallel_calls=tf.data.AUTOTUNE), prefetch to the device "

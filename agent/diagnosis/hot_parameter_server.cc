@@ -9,6 +9,7 @@
 
 #include "diagnosis/detectors.h"
 #include "diagnosis/framework_advice.h"
+#include "diagnosis/impact.h"
 
 namespace trainscope::diagnosis {
 
@@ -37,6 +38,46 @@ void Raise(Verdict& v, Finding::Level level, const std::string& rule) {
     return;
   }
   v = {level, true, rule};
+}
+
+// How busy the hot PS is: its CPU against its limit and its link against
+// its capacity, whichever is fuller. Not against the node's CPUs: a PS
+// that serves on a few threads is saturated long before the node is.
+std::optional<double> PsBusyRatio(const PodStats& ps) {
+  std::optional<double> busy;
+  const auto& cores = ps.cpu_limit_cores;
+  if (ps.cpu_cores && cores && *cores > 0) busy = *ps.cpu_cores / *cores;
+  for (bool receive : {true, false}) {
+    if (auto use = LinkUtilization(ps, receive))
+      busy = std::max(busy.value_or(0), use->ratio);
+  }
+  if (busy) busy = std::min(1.0, *busy);
+  return busy;
+}
+
+// The cost model of docs/diagnosis.md: the share of their time the job's
+// workers spend exchanging with the hot PS, of which a balanced placement
+// would leave fair/share. Without exchange times, the PS' busy ratio stands
+// in for that share; without either, the skew alone (as if the exchange
+// were the whole step: an upper bound).
+void SetHotPsImpact(const DetectorInput& in, const PodMeta& meta,
+                    const std::string& key, double share, double fair,
+                    Diagnosis& d) {
+  const double removable = share > 0 ? std::max(0.0, 1 - fair / share) : 0;
+  if (auto busy = WorkerExchangeShare(in.recent, meta, key)) {
+    d.evidence["worker_exchange_share"] = Round4(*busy);
+    SetImpact(d, *busy * removable, "worker_exchange_share");
+    return;
+  }
+  auto pod = in.recent.pods.find(key);
+  if (pod != in.recent.pods.end()) {
+    if (auto busy = PsBusyRatio(pod->second)) {
+      d.evidence["ps_busy_ratio"] = Round4(*busy);
+      SetImpact(d, *busy * removable, "ps_busy_ratio");
+      return;
+    }
+  }
+  SetImpact(d, removable, "skew_upper_bound");
 }
 
 }  // namespace
@@ -149,6 +190,7 @@ void DetectHotParameterServer(const DetectorInput& in, const HotPsSettings& s,
             "({} PS, fair share {:.0f}%).",
             meta.pod, share * 100, job.training_job, n, fair * 100);
       }
+      SetHotPsImpact(in, meta, key, share, fair, f.diagnosis);
       f.diagnosis.recommendations = PartitionRecommendations(
           meta.pod, n,
           JobFramework(in.recent, job.namespace_name, job.training_job));

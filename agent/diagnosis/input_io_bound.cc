@@ -6,12 +6,30 @@
 #include <algorithm>
 
 #include "diagnosis/detectors.h"
+#include "diagnosis/impact.h"
+#include "diagnosis/training_speed.h"
 
 namespace trainscope::diagnosis {
 namespace {
 
 bool IsWorkerRole(Role r) {
   return r == Role::kWorker || r == Role::kChief || r == Role::kMaster;
+}
+
+// The worker's step slows by its step rate against its peers' (else by its
+// exchange against the expected one): what a faster input pipeline gives
+// back.
+void SetInputImpact(const DetectorInput& in, const std::string& key,
+                    const PodStats& pod, double exchange_ratio, Diagnosis& d) {
+  const auto peers = PeerMedianSteps(in.recent, pod.meta, key);
+  if (pod.steps_per_second && peers && *peers > 0) {
+    d.evidence["steps_per_second"] = Round4(*pod.steps_per_second);
+    d.evidence["peer_steps_per_second"] = Round4(*peers);
+    SetImpact(d, 1 - std::min(1.0, *pod.steps_per_second / *peers),
+              "step_rate_drop");
+    return;
+  }
+  SetImpact(d, 1 - std::min(1.0, exchange_ratio), "exchange_drop");
 }
 
 }  // namespace
@@ -49,6 +67,7 @@ void DetectInputIoBound(const DetectorInput& in, const InputIoSettings& s,
         f.diagnosis.evidence["io_read_bytes_per_second"] =
             Round4(*pod.io_read_bytes_per_second);
       }
+      SetInputImpact(in, key, pod, exchange / expected, f.diagnosis);
       f.diagnosis.summary = fmt::format(
           "Worker {} stalls on IO {:.0f}% of the time while its PS exchange "
           "fell to {:.0f}% of the expected rate: the input pipeline starves "

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "diagnosis/detectors.h"
+#include "diagnosis/impact.h"
 
 namespace trainscope::diagnosis {
 
@@ -24,9 +25,7 @@ void DetectMemoryPressure(const DetectorInput& in, const MemorySettings& s,
     Finding f;
     f.level = enter ? Finding::Level::kEnter : Finding::Level::kHold;
     const bool critical = killed || (ratio && *ratio >= s.critical_ratio);
-    f.diagnosis = NewDiagnosis(
-        kMemoryPressure, critical ? Severity::kCritical : Severity::kWarning,
-        pod.meta);
+    f.diagnosis = NewDiagnosis(kMemoryPressure, Severity::kWarning, pod.meta);
     auto& ev = f.diagnosis.evidence;
     if (pod.memory_working_set_bytes) {
       ev["working_set_bytes"] = Round4(*pod.memory_working_set_bytes);
@@ -37,6 +36,13 @@ void DetectMemoryPressure(const DetectorInput& in, const MemorySettings& s,
     if (ratio) ev["working_set_ratio"] = Round4(*ratio);
     if (psi) ev["memory_stall_ratio"] = Round4(*psi);
     if (pod.oom_kills) ev["oom_kills"] = *pod.oom_kills;
+    // What it costs now is the memory stall; what it risks is an OOM kill
+    // (a killed PS restarts the job), so near the limit it is never info.
+    const bool near_limit = ratio && *ratio >= s.enter_ratio;
+    SetImpact(f.diagnosis, psi.value_or(0), "memory_pressure",
+              critical     ? Severity::kCritical
+              : near_limit ? Severity::kWarning
+                           : Severity::kInfo);
     std::string what;
     if (killed) {
       what = fmt::format("had {:g} process(es) OOM-killed", *pod.oom_kills);

@@ -9,9 +9,62 @@
 #include <set>
 
 #include "diagnosis/detectors.h"
+#include "diagnosis/impact.h"
 
 namespace trainscope::diagnosis {
 namespace {
+
+// Seconds of exchange per byte of a pod with all its peers.
+std::optional<double> PodPace(const PodStats& pod) {
+  double busy = 0, bytes = 0;
+  for (const auto& [peer, r] : pod.peer_rates) {
+    busy += r.exchange_seconds;
+    bytes += r.receive_bytes + r.transmit_bytes;
+  }
+  if (busy <= 0 || bytes <= 0) return std::nullopt;
+  return busy / bytes;
+}
+
+// The share of the step spent exchanging over this link (a PS: the time its
+// workers exchange with it; a worker: its own exchange time), of which the
+// part beyond the pace of the job's other links is what a link with room
+// gives back. docs/diagnosis.md, "Cost and expected speed-up".
+void SetPodLinkImpact(const DetectorInput& in, const std::string& key,
+                      const PodStats& pod, double utilization, Diagnosis& d) {
+  const bool ps = pod.meta.role == Role::kPs;
+  const auto busy = ps ? WorkerExchangeShare(in.recent, pod.meta, key)
+                       : PodExchangeShare(in.recent, key);
+  if (!busy) {
+    SetImpact(d, std::min(1.0, utilization), "link_utilization_upper_bound");
+    return;
+  }
+  d.evidence["exchange_share"] = Round4(*busy);
+  std::optional<double> here, elsewhere;
+  if (ps) {
+    if (auto pace = PeerExchangePace(in.recent, pod.meta, key)) {
+      here = pace->this_peer;
+      elsewhere = pace->other_peers;
+    }
+  } else {
+    here = PodPace(pod);
+    std::vector<double> others;
+    for (const auto& [k, p] : in.recent.pods) {
+      if (k == key || p.meta.training_job != pod.meta.training_job ||
+          p.meta.namespace_name != pod.meta.namespace_name ||
+          !RunsTrainingSteps(p.meta.role))
+        continue;
+      if (auto pace = PodPace(p)) others.push_back(*pace);
+    }
+    if (!others.empty()) elsewhere = Median(others);
+  }
+  if (here && elsewhere && *here > 0) {
+    d.evidence["exchange_pace_ratio"] = Round4(*elsewhere / *here);
+    SetImpact(d, *busy * std::max(0.0, 1 - *elsewhere / *here),
+              "exchange_share_x_pace_gap");
+    return;
+  }
+  SetImpact(d, *busy, "exchange_share_upper_bound");
+}
 
 void DetectPodLinks(const DetectorInput& in, const NetworkSettings& s,
                     std::vector<Finding>& out) {
@@ -30,11 +83,7 @@ void DetectPodLinks(const DetectorInput& in, const NetworkSettings& s,
     Finding f;
     f.level = worst->ratio >= s.enter_ratio ? Finding::Level::kEnter
                                             : Finding::Level::kHold;
-    f.diagnosis =
-        NewDiagnosis(kNetworkSaturated,
-                     worst->ratio >= s.critical_ratio ? Severity::kCritical
-                                                      : Severity::kWarning,
-                     pod.meta);
+    f.diagnosis = NewDiagnosis(kNetworkSaturated, Severity::kWarning, pod.meta);
     const char* direction = receive ? "receive" : "transmit";
     f.diagnosis.evidence = {
         {"direction", direction},
@@ -43,6 +92,7 @@ void DetectPodLinks(const DetectorInput& in, const NetworkSettings& s,
         {"utilization_ratio", Round4(worst->ratio)},
         {"capacity_source",
          worst->shaped ? "bandwidth_annotation" : "node_nic"}};
+    SetPodLinkImpact(in, key, pod, worst->ratio, f.diagnosis);
     f.diagnosis.summary = fmt::format(
         "{} {}s {:.1f} Mbit/s, {:.0f}% of its {:.0f} Mbit/s {}.", pod.meta.pod,
         direction, worst->bytes_per_second * 8 / 1e6, worst->ratio * 100,
@@ -109,15 +159,16 @@ struct PodOnNodeLink {
   double bytes_per_second = 0;
 };
 
+// `cost`: the largest exchange share among the pods on the link (each of
+// them waits on it that much of its time; an upper bound), else the link's
+// utilization.
 Diagnosis NodeLinkDiagnosis(const NodeLinkFigures& link,
                             const std::vector<PodOnNodeLink>& pods,
-                            const NetworkSettings& s) {
+                            std::optional<double> cost) {
   const double speed = link.capacity_bytes_per_second;
   const double ratio = link.bytes_per_second / speed;
   Diagnosis d;
   d.kind = std::string(kNetworkSaturated);
-  d.severity =
-      ratio >= s.critical_ratio ? Severity::kCritical : Severity::kWarning;
   d.node = link.node;
   // One job filling the link owns the diagnosis; several share it.
   std::set<std::pair<std::string, std::string>> jobs;
@@ -146,6 +197,11 @@ Diagnosis NodeLinkDiagnosis(const NodeLinkFigures& link,
                 {"utilization_ratio", Round4(ratio)},
                 {"capacity_source", "node_nic"},
                 {"pods", listed}};
+  if (cost) {
+    SetImpact(d, *cost, "exchange_share_upper_bound");
+  } else {
+    SetImpact(d, std::min(1.0, ratio), "link_utilization_upper_bound");
+  }
   d.summary = fmt::format(
       "Node {}'s link {}s {:.1f} Mbit/s, {:.0f}% of its {:.0f} Mbit/s, "
       "filled by several pods{}{}.",
@@ -201,15 +257,19 @@ void DetectNodeLink(const DetectorInput& in, const NetworkSettings& s,
   if (pods.size() > s.node_pods_listed) pods.resize(s.node_pods_listed);
 
   std::vector<PodOnNodeLink> listed;
+  std::optional<double> cost;
   for (const auto& p : pods) {
     listed.push_back({p.pod->meta.namespace_name, p.pod->meta.pod,
                       p.pod->meta.training_job, p.bytes_per_second});
+    const auto busy = PodExchangeShare(
+        in.recent, PodKey(p.pod->meta.namespace_name, p.pod->meta.pod));
+    if (busy) cost = std::max(cost.value_or(0), *busy);
   }
   Finding f;
   f.level =
       ratio >= s.enter_ratio ? Finding::Level::kEnter : Finding::Level::kHold;
   f.diagnosis =
-      NodeLinkDiagnosis({node, receive, *worst_rate, speed}, listed, s);
+      NodeLinkDiagnosis({node, receive, *worst_rate, speed}, listed, cost);
   out.push_back(std::move(f));
 }
 
@@ -272,8 +332,12 @@ std::vector<Diagnosis> MergeNodeLinkDiagnoses(std::vector<Diagnosis> all,
     std::vector<PodOnNodeLink> pods;
     std::set<std::pair<std::string, std::string>> seen;
     auto since = parts.front()->since;
+    std::optional<double> cost;
     for (const Diagnosis* d : parts) {
       since = std::min(since, d->since);
+      if (d->evidence.value("cost_model", "") == "exchange_share_upper_bound")
+        cost =
+            std::max(cost.value_or(0), d->evidence.value("cost_fraction", 0.0));
       for (auto& p : PodsOf(*d)) {
         if (seen.insert({p.namespace_name, p.pod}).second) {
           pods.push_back(std::move(p));
@@ -285,7 +349,7 @@ std::vector<Diagnosis> MergeNodeLinkDiagnoses(std::vector<Diagnosis> all,
                        return a.bytes_per_second > b.bytes_per_second;
                      });
     if (pods.size() > s.node_pods_listed) pods.resize(s.node_pods_listed);
-    Diagnosis d = NodeLinkDiagnosis(FiguresOf(*parts.front()), pods, s);
+    Diagnosis d = NodeLinkDiagnosis(FiguresOf(*parts.front()), pods, cost);
     d.since = since;
     merged.push_back(std::move(d));
   }

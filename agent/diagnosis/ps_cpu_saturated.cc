@@ -3,8 +3,38 @@
 #include <fmt/format.h>
 
 #include "diagnosis/detectors.h"
+#include "diagnosis/impact.h"
 
 namespace trainscope::diagnosis {
+namespace {
+
+// The workers wait on this PS for the share of their time they exchange
+// with it; of that, the PS' CPU stall (PSI some, else the throttled share of
+// its periods) is what more CPU gives back.
+void SetPsCpuImpact(const DetectorInput& in, const std::string& key,
+                    const PodStats& pod, Diagnosis& d) {
+  std::optional<double> stall = StallShare(pod, "cpu");
+  std::string stall_name = "cpu_pressure";
+  if (!stall && pod.throttled_ratio) {
+    stall = std::min(1.0, *pod.throttled_ratio);
+    stall_name = "throttled_ratio";
+  }
+  const auto busy = WorkerExchangeShare(in.recent, pod.meta, key);
+  if (busy) d.evidence["worker_exchange_share"] = Round4(*busy);
+  if (stall) d.evidence["cpu_stall_ratio"] = Round4(*stall);
+  const std::string bound =
+      stall_name == "throttled_ratio" ? std::string(kUpperBoundSuffix) : "";
+  if (busy && stall) {
+    SetImpact(d, *busy * *stall,
+              "worker_exchange_share_x_" + stall_name + bound);
+  } else if (stall) {
+    SetImpact(d, *stall, stall_name + "_upper_bound");
+  } else {
+    SetImpact(d, busy.value_or(0), "worker_exchange_share_upper_bound");
+  }
+}
+
+}  // namespace
 
 void DetectPsCpuSaturated(const DetectorInput& in, const PsCpuSettings& s,
                           std::vector<Finding>& out) {
@@ -27,6 +57,7 @@ void DetectPsCpuSaturated(const DetectorInput& in, const PsCpuSettings& s,
     if (pod.throttled_ratio) {
       f.diagnosis.evidence["throttled_ratio"] = Round4(*pod.throttled_ratio);
     }
+    SetPsCpuImpact(in, key, pod, f.diagnosis);
     f.diagnosis.summary = fmt::format(
         "Parameter server {} uses {:.0f}% of its {} ({:.2f} of {:g} cores); "
         "every worker waits on it.",

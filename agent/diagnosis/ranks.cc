@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "diagnosis/detectors.h"
+#include "diagnosis/impact.h"
 
 namespace trainscope::diagnosis {
 namespace {
@@ -189,18 +190,13 @@ nlohmann::json CauseEvidence(const std::vector<StandOut>& causes) {
   return out;
 }
 
-std::optional<double> StallCostFraction(const StandOut& cause) {
-  if (cause.metric != "cpu_stall_ratio" && cause.metric != "io_stall_ratio" &&
-      cause.metric != "memory_stall_ratio") {
-    return std::nullopt;
-  }
-  return std::clamp(cause.value - cause.peer_median, 0.0, 0.95);
-}
-
-void AddCost(nlohmann::json& evidence, double cost_fraction) {
-  cost_fraction = std::clamp(cost_fraction, 0.0, 0.95);
-  evidence["cost_fraction"] = Round4(cost_fraction);
-  evidence["expected_speedup"] = Round4(1.0 / (1.0 - cost_fraction));
+void SetCauseImpact(Diagnosis& d, const StandOut& cause) {
+  const bool stall = cause.metric == "cpu_stall_ratio" ||
+                     cause.metric == "io_stall_ratio" ||
+                     cause.metric == "memory_stall_ratio";
+  SetImpact(d, std::max(0.0, cause.value - cause.peer_median),
+            stall ? "stall_beyond_peers"
+                  : cause.metric + "_beyond_peers_upper_bound");
 }
 
 }  // namespace trainscope::diagnosis

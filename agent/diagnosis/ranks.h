@@ -58,13 +58,11 @@ std::vector<StandOut> CausesStandingOut(
 // Evidence entry for the causes: {metric: {value, peer_median, rule, ...}}.
 nlohmann::json CauseEvidence(const std::vector<StandOut>& causes);
 
-// A stall cause's cost in synchronous training: every rank waits for the
-// slowest, so the stall time the rank has beyond its peers' median is time
-// the whole job waits. Only stall fractions (PSI) are time; other causes
-// (throttled periods, memory use) have no cost estimate.
-std::optional<double> StallCostFraction(const StandOut& cause);
-
-// Adds cost_fraction and expected_speedup (1 / (1 - cost)) to evidence.
-void AddCost(nlohmann::json& evidence, double cost_fraction);
+// A cause's cost in synchronous training (docs/diagnosis.md): every rank
+// waits for the slowest, so the stall time the rank has beyond its peers'
+// median is time the whole job waits. Stall fractions (PSI) are time; the
+// other causes' ratios (throttled periods, CPU or memory use against the
+// limit) stand in for it, as an upper bound. Sets cost and severity.
+void SetCauseImpact(Diagnosis& d, const StandOut& cause);
 
 }  // namespace trainscope::diagnosis

@@ -18,6 +18,7 @@ void DiagnosisRunner::Update(
   engine_.Update(ev.findings, history.back()->taken_at);
   active_ = engine_.Active();
   jobs_ = std::move(ev.jobs);
+  speeds_ = std::move(ev.speeds);
 }
 
 std::vector<Diagnosis> DiagnosisRunner::Active() const {
@@ -28,6 +29,11 @@ std::vector<Diagnosis> DiagnosisRunner::Active() const {
 std::vector<JobTraffic> DiagnosisRunner::Jobs() const {
   std::lock_guard lock(mu_);
   return jobs_;
+}
+
+std::vector<JobSpeed> DiagnosisRunner::Speeds() const {
+  std::lock_guard lock(mu_);
+  return speeds_;
 }
 
 }  // namespace trainscope::diagnosis

@@ -26,6 +26,8 @@ class DiagnosisRunner {
   // report's ps_traffic_share, hot_parameter_server and the
   // trainscope_ps_traffic_* metrics.
   std::vector<JobTraffic> Jobs() const;
+  // Step rates per job of the latest window (the report's scaling view).
+  std::vector<JobSpeed> Speeds() const;
   const DiagnosisSettings& settings() const { return settings_; }
 
  private:
@@ -36,6 +38,7 @@ class DiagnosisRunner {
   Engine engine_;
   std::vector<Diagnosis> active_;
   std::vector<JobTraffic> jobs_;
+  std::vector<JobSpeed> speeds_;
 };
 
 }  // namespace trainscope::diagnosis

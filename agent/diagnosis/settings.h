@@ -95,8 +95,11 @@ struct InputIoSettings {
 struct GpuSettings {
   double enter_utilization = 0.2;  // mean over the window
   double exit_utilization = 0.35;
-  // The pod counts as active when it uses this much CPU (cores)...
+  // The pod counts as active when it uses this much CPU (cores), has a step
+  // rate, or exchanges with its peers at least this share of the time (a
+  // worker waiting on its PS uses next to no CPU but keeps exchanging).
   double active_cpu_cores = 0.1;
+  double active_exchange_share = 0.01;
 };
 
 // Comparing one rank (or synchronous worker) with its peers by the cause

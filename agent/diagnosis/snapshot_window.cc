@@ -131,12 +131,20 @@ void AppendSnapshot(const Snapshot& snap, const std::string& node, Window& w,
     PeerCounters& c = p->second.peers[peer];
     c.receive_bytes += static_cast<double>(pt.receive_bytes);
     c.transmit_bytes += static_cast<double>(pt.transmit_bytes);
+    c.exchange_seconds += pt.receive_exchange_seconds.value_or(0) +
+                          pt.transmit_exchange_seconds.value_or(0);
     if (pt.peer_role != Role::kUnknown) {
       w.peer_roles[peer] = pt.peer_role;
       on_role(peer, t);
     }
   }
   AddGpuUsage(snap, points, keys);
+  for (const auto& r : snap.step_rates) {
+    auto k = keys.find(r.pod_uid);
+    if (k == keys.end() || !r.steps_per_second) continue;
+    if (auto p = points.find(k->second); p != points.end())
+      p->second.steps_per_second = r.steps_per_second;
+  }
   for (auto& [key, p] : points) w.pods[key].points.push_back(std::move(p));
   w.job_ps = RosterOf(snap);
 

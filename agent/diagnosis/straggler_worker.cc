@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "diagnosis/detectors.h"
+#include "diagnosis/impact.h"
 #include "diagnosis/ranks.h"
 
 namespace trainscope::diagnosis {
@@ -131,7 +132,7 @@ void DetectByCause(const DetectorInput& in, const JobTraffic& job,
           {"synchronous", true},
           {"causes", CauseEvidence(causes)},
           {"likely_causes", std::vector<std::string>{top.cause}}};
-    if (auto cost = StallCostFraction(top)) AddCost(ev, *cost);
+    SetCauseImpact(f.diagnosis, top);
     f.diagnosis.summary = fmt::format(
         "Worker {} holds back synchronous job {}: {} {:.2f} against its {} "
         "peers' median {:.2f} ({}); every worker waits for it each step.",
@@ -147,6 +148,42 @@ void DetectByCause(const DetectorInput& in, const JobTraffic& job,
         pod->meta.pod));
     out.push_back(std::move(f));
   }
+}
+
+// Asynchronous workers each add their own steps: brought up to its peers'
+// median, the straggler adds (median - own) steps/s to the job's total.
+// From the step rates when known, else with the exchange rate as the step
+// rate's stand-in (every step moves the same bytes).
+void SetStragglerImpact(const DetectorInput& in, const std::string& key,
+                        const PodMeta& meta, double exchange_ratio,
+                        size_t workers, Diagnosis& d) {
+  std::optional<double> own;
+  std::vector<double> peers;
+  for (const auto& [k, p] : in.recent.pods) {
+    if (!p.steps_per_second || !RunsTrainingSteps(p.meta.role) ||
+        p.meta.namespace_name != meta.namespace_name ||
+        p.meta.training_job != meta.training_job)
+      continue;
+    if (k == key) {
+      own = p.steps_per_second;
+    } else {
+      peers.push_back(*p.steps_per_second);
+    }
+  }
+  if (own && !peers.empty()) {
+    double total = *own;
+    for (double r : peers) total += r;
+    const double median = Median(peers);
+    d.evidence["steps_per_second"] = Round4(*own);
+    d.evidence["peer_median_steps_per_second"] = Round4(median);
+    d.evidence["job_steps_per_second"] = Round4(total);
+    const double gain = std::max(0.0, median - *own);
+    SetImpact(d, CostOfSpeedup((total + gain) / total), "job_step_rate");
+    return;
+  }
+  const double n = static_cast<double>(workers);
+  SetImpact(d, CostOfSpeedup(n / (n - 1 + std::max(0.0, exchange_ratio))),
+            "exchange_rate");
 }
 
 // A worker of another node, seen only from this node's PS: who it is.
@@ -210,6 +247,7 @@ void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
                               {"workers", workers.size()},
                               {"measured_from", measured_from},
                               {"likely_causes", causes}};
+      SetStragglerImpact(in, key, pod.meta, ratio, workers.size(), f.diagnosis);
       f.diagnosis.summary = fmt::format(
           "Worker {} exchanges {:.0f}% of the median of job {}'s other "
           "workers with the PS{}{}.",

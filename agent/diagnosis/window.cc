@@ -60,7 +60,7 @@ std::optional<double> RateOf(const Increase& inc) {
 std::map<std::string, PeerCounters> PeerRates(Points points) {
   struct Trackers {
     std::string_view peer;
-    IncreaseTracker receive, transmit;
+    IncreaseTracker receive, transmit, exchange;
   };
   std::vector<Trackers> by_peer;
   for (const auto& p : points) {
@@ -77,6 +77,7 @@ std::map<std::string, PeerCounters> PeerRates(Points points) {
       }
       by_peer[i].receive.Add(p, c.receive_bytes);
       by_peer[i].transmit.Add(p, c.transmit_bytes);
+      by_peer[i].exchange.Add(p, c.exchange_seconds);
       ++i;
     }
   }
@@ -84,9 +85,11 @@ std::map<std::string, PeerCounters> PeerRates(Points points) {
   for (const auto& t : by_peer) {
     auto rx = RateOf(t.receive.increase());
     auto tx = RateOf(t.transmit.increase());
+    auto busy = RateOf(t.exchange.increase());
     if (rx || tx) {
-      rates.emplace_hint(rates.end(), std::string(t.peer),
-                         PeerCounters{rx.value_or(0), tx.value_or(0)});
+      rates.emplace_hint(
+          rates.end(), std::string(t.peer),
+          PeerCounters{rx.value_or(0), tx.value_or(0), busy.value_or(0)});
     }
   }
   return rates;
@@ -199,6 +202,7 @@ PodStats StatsOfPod(const PodTimeline& timeline, Points pts,
         NodeRate(nics, &NodePoint::transmit_bytes);
   }
   s.gpu_utilization_ratio = GaugeMean(pts, &PodPoint::gpu_utilization_ratio);
+  s.steps_per_second = GaugeMean(pts, &PodPoint::steps_per_second);
   for (const auto& p : pts) s.gpus = std::max(s.gpus, p.gpus);
   s.peer_rates = PeerRates(pts);
   return s;

@@ -20,6 +20,9 @@ namespace trainscope::diagnosis {
 struct PeerCounters {
   double receive_bytes = 0;
   double transmit_bytes = 0;
+  // Time spent in exchange bursts with the peer, both directions (as a
+  // rate: the fraction of the time the pod was exchanging with it).
+  double exchange_seconds = 0;
 
   bool operator==(const PeerCounters&) const = default;
 };
@@ -45,6 +48,8 @@ struct PodPoint {
   std::optional<double> network_transmit_bytes;
   std::optional<double> gpu_utilization_ratio;  // gauge, mean over its GPUs
   unsigned gpus = 0;
+  // Gauge: training steps per second from its exchange period (workers).
+  std::optional<double> steps_per_second;
   std::map<std::string, PeerCounters> peers;  // by "namespace/pod"
 
   bool operator==(const PodPoint&) const = default;
@@ -136,6 +141,7 @@ struct PodStats {
   std::optional<double> node_transmit_bytes_per_second;
   std::optional<double> gpu_utilization_ratio;  // mean
   unsigned gpus = 0;
+  std::optional<double> steps_per_second;          // mean
   std::map<std::string, PeerCounters> peer_rates;  // bytes/s by peer
 };
 

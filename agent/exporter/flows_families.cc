@@ -3,6 +3,8 @@
 #include <optional>
 #include <string>
 
+#include "trainscope/metric_names.h"
+
 namespace trainscope {
 namespace {
 
@@ -24,6 +26,22 @@ LabelMap PeerLabels(const PodInfo& pod, const PeerTrafficSample& s) {
           {"peer_pod", s.peer_pod},
           {"peer_role", std::string(RoleName(s.peer_role))}};
 }
+
+// Time in exchange bursts with each peer: rate() is the fraction of the time
+// the pod spends receiving from / sending to that peer, what a bottleneck
+// costs the step (docs/diagnosis.md, "Cost").
+struct FlowsExchangeFamilies {
+  FamilyBuilder receive{
+      "trainscope_peer_receive_exchange_seconds_total",
+      "Seconds the pod spent receiving exchange bursts from the peer pod "
+      "(first to last payload packet of each burst; a silence over "
+      "--step-burst-gap ends a burst).",
+      MetricType::Counter};
+  FamilyBuilder transmit{
+      "trainscope_peer_transmit_exchange_seconds_total",
+      "Seconds the pod spent sending exchange bursts to the peer pod.",
+      MetricType::Counter};
+};
 
 void AppendPeerFamilies(const ExportContext& ctx,
                         std::vector<prometheus::MetricFamily>& out) {
@@ -56,6 +74,7 @@ void AppendPeerFamilies(const ExportContext& ctx,
       "Transport payload bytes the pod sent to the peer pod (headers "
       "excluded).",
       MetricType::Counter);
+  FlowsExchangeFamilies exchange;
   for (const auto& s : ctx.snapshot().peer_traffic) {
     const PodInfo* pod = ctx.FindPod(s.pod_uid);
     if (!pod) continue;
@@ -68,10 +87,36 @@ void AppendPeerFamilies(const ExportContext& ctx,
       rx_payload.Add(labels, Opt(s.receive_payload_bytes));
     if (s.transmit_payload_bytes)
       tx_payload.Add(labels, Opt(s.transmit_payload_bytes));
+    if (s.receive_exchange_seconds)
+      exchange.receive.Add(labels, *s.receive_exchange_seconds);
+    if (s.transmit_exchange_seconds)
+      exchange.transmit.Add(labels, *s.transmit_exchange_seconds);
   }
-  for (auto* f : {&rx, &tx, &rx_pkts, &tx_pkts, &rx_payload, &tx_payload}) {
+  for (auto* f : {&rx, &tx, &rx_pkts, &tx_pkts, &rx_payload, &tx_payload,
+                  &exchange.receive, &exchange.transmit}) {
     f->MoveInto(out);
   }
+}
+
+void AppendStepRateFamilies(const ExportContext& ctx,
+                            std::vector<prometheus::MetricFamily>& out) {
+  FamilyBuilder steps(
+      std::string(kWorkerStepsPerSecond),
+      "Training steps per second of the worker, measured without "
+      "instrumentation: the period at which its exchange bursts with its "
+      "peers repeat (one pull and one push per PS, one ring pass per "
+      "allreduce, per step). Absent while its traffic shows no clear period.",
+      MetricType::Gauge);
+  for (const auto& r : ctx.snapshot().step_rates) {
+    if (!r.steps_per_second) continue;
+    const PodInfo* pod = ctx.FindPod(r.pod_uid);
+    if (!pod || !RunsTrainingSteps(pod->role)) continue;
+    steps.Add({{"namespace", pod->namespace_name},
+               {"pod", pod->name},
+               {"training_job", pod->training_job}},
+              *r.steps_per_second);
+  }
+  steps.MoveInto(out);
 }
 
 void AppendHealthFamilies(const FlowsSample& r,
@@ -157,6 +202,10 @@ void AppendHealthFamilies(const FlowsSample& r,
       {"trainscope_flows_pcap_interface_drops_total",
        "Packets dropped by the captured interfaces (pcap_stats ps_ifdrop).",
        MetricType::Counter, Opt(r.pcap_interface_drops_total)},
+      {"trainscope_flows_burst_events_lost_total",
+       "Exchange bursts the BPF program could not hand to user space "
+       "(ring buffer full); step rates may read low while this grows.",
+       MetricType::Counter, Opt(r.burst_events_lost_total)},
       {"trainscope_flows_unattributed_bytes_total",
        "Bytes counted for a pod cgroup or address the pod table does not "
        "(yet) know; not in any peer series.",
@@ -180,6 +229,7 @@ void AppendHealthFamilies(const FlowsSample& r,
 void AppendFlowsFamilies(const ExportContext& ctx,
                          std::vector<prometheus::MetricFamily>& out) {
   AppendPeerFamilies(ctx, out);
+  AppendStepRateFamilies(ctx, out);
   if (ctx.snapshot().flows) AppendHealthFamilies(*ctx.snapshot().flows, out);
 }
 

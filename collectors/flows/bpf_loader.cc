@@ -36,7 +36,12 @@ void PeerFlowsBpf::LinkDeleter::operator()(bpf_link* link) const {
   bpf_link__destroy(link);
 }
 
+void PeerFlowsBpf::RingDeleter::operator()(ring_buffer* ring) const {
+  ring_buffer__free(ring);
+}
+
 PeerFlowsBpf::~PeerFlowsBpf() {
+  bursts_.reset();
   ingress_.reset();
   egress_.reset();
   skel_.reset();
@@ -44,7 +49,7 @@ PeerFlowsBpf::~PeerFlowsBpf() {
 
 std::unique_ptr<PeerFlowsBpf> PeerFlowsBpf::Attach(
     const std::filesystem::path& cgroup_dir, uint32_t map_entries,
-    Status* error) {
+    uint64_t burst_gap_ns, Status* error) {
   libbpf_set_print(bpf::LibbpfPrint);
   std::unique_ptr<PeerFlowsBpf> self(new PeerFlowsBpf());
   int cpus = libbpf_num_possible_cpus();
@@ -66,6 +71,7 @@ std::unique_ptr<PeerFlowsBpf> PeerFlowsBpf::Attach(
                            " failed: " + ErrnoText(err));
     return nullptr;
   }
+  self->skel_->rodata->burst_gap_ns = burst_gap_ns;
   if (int err = peer_flows__load(self->skel_.get())) {
     *error =
         Status::Error("loading the BPF programs failed: " + ErrnoText(err));
@@ -96,6 +102,14 @@ std::unique_ptr<PeerFlowsBpf> PeerFlowsBpf::Attach(
     return nullptr;
   }
   self->egress_.reset(out);
+  self->bursts_.reset(
+      ring_buffer__new(bpf_map__fd(self->skel_->maps.burst_events),
+                       &PeerFlowsBpf::OnBurst, self.get(), nullptr));
+  if (!self->bursts_) {
+    *error = Status::Error("opening the burst ring buffer failed: " +
+                           ErrnoText(errno));
+    return nullptr;
+  }
   return self;
 }
 
@@ -189,6 +203,26 @@ Status PeerFlowsBpf::DrainIterate(std::map<FlowKey, FlowCounters>* out) {
   return Status::Ok();
 }
 
+int PeerFlowsBpf::OnBurst(void* ctx, void* data, size_t size) {
+  auto* self = static_cast<PeerFlowsBpf*>(ctx);
+  if (size < sizeof(peer_burst_event) || !self->burst_sink_) return 0;
+  peer_burst_event ev;
+  std::memcpy(&ev, data, sizeof(ev));
+  self->burst_sink_->push_back(UnpackBurstEvent(ev));
+  return 0;
+}
+
+Status PeerFlowsBpf::DrainBursts(std::vector<BurstEvent>* out) {
+  burst_sink_ = out;
+  const int n = ring_buffer__consume(bursts_.get());
+  burst_sink_ = nullptr;
+  if (n < 0) {
+    return Status::Error("reading the burst ring buffer failed: " +
+                         ErrnoText(n));
+  }
+  return Status::Ok();
+}
+
 PeerFlowsBpf::Stats PeerFlowsBpf::stats() const {
   Stats s;
   s.entries = entries_;
@@ -196,6 +230,8 @@ PeerFlowsBpf::Stats PeerFlowsBpf::stats() const {
   s.inserts = __atomic_load_n(&skel_->bss->inserts, __ATOMIC_RELAXED);
   s.insert_failures =
       __atomic_load_n(&skel_->bss->insert_failures, __ATOMIC_RELAXED);
+  s.burst_events_lost =
+      __atomic_load_n(&skel_->bss->burst_events_lost, __ATOMIC_RELAXED);
   return s;
 }
 

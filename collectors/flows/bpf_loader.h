@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "flows/burst.h"
 #include "flows/flow_record.h"
 #include "trainscope/status.h"
 #include "trainscope/unique_fd.h"
 
 struct peer_flows;
 struct bpf_link;
+struct ring_buffer;
 
 namespace trainscope {
 
@@ -22,17 +24,19 @@ namespace trainscope {
 class PeerFlowsBpf {
  public:
   struct Stats {
-    uint64_t entries = 0;          // live map entries at the last drain
-    uint64_t capacity = 0;         // max_entries
-    uint64_t inserts = 0;          // entries ever created by the program
-    uint64_t insert_failures = 0;  // packets not counted: no entry
+    uint64_t entries = 0;            // live map entries at the last drain
+    uint64_t capacity = 0;           // max_entries
+    uint64_t inserts = 0;            // entries ever created by the program
+    uint64_t insert_failures = 0;    // packets not counted: no entry
+    uint64_t burst_events_lost = 0;  // ring buffer full
   };
 
   // Loads and attaches to `cgroup_dir` (cgroup v2). Errors say which step
   // failed and errno's text (EPERM: missing CAP_BPF/CAP_SYS_ADMIN).
+  // `burst_gap_ns` 0 turns exchange-burst tracking off.
   static std::unique_ptr<PeerFlowsBpf> Attach(
       const std::filesystem::path& cgroup_dir, uint32_t map_entries,
-      Status* error);
+      uint64_t burst_gap_ns, Status* error);
   ~PeerFlowsBpf();
   PeerFlowsBpf(const PeerFlowsBpf&) = delete;
   PeerFlowsBpf& operator=(const PeerFlowsBpf&) = delete;
@@ -42,6 +46,8 @@ class PeerFlowsBpf {
   // Reads every map entry (batch lookup, else key iteration), summing the
   // per-CPU values: cumulative counters.
   Status Drain(std::map<FlowKey, FlowCounters>* out);
+  // Exchange bursts finished since the last call (times on CLOCK_MONOTONIC).
+  Status DrainBursts(std::vector<BurstEvent>* out);
   Stats stats() const;
   bool used_batch() const { return batch_ok_; }
 
@@ -56,12 +62,18 @@ class PeerFlowsBpf {
   struct LinkDeleter {
     void operator()(bpf_link* link) const;
   };
+  struct RingDeleter {
+    void operator()(ring_buffer* ring) const;
+  };
+  static int OnBurst(void* self, void* data, size_t size);
   std::unique_ptr<peer_flows, SkelDeleter> skel_;
   UniqueFd cgroup_fd_;
   // Declared after skel_, so destroyed before it (the destructor also resets
   // them first): links detach before the programs are unloaded.
   std::unique_ptr<bpf_link, LinkDeleter> ingress_;
   std::unique_ptr<bpf_link, LinkDeleter> egress_;
+  std::unique_ptr<ring_buffer, RingDeleter> bursts_;
+  std::vector<BurstEvent>* burst_sink_ = nullptr;  // during DrainBursts
   std::map<uint64_t, uint32_t> pods_;
   size_t cpus_ = 1;
   uint64_t entries_ = 0;

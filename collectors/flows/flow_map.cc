@@ -29,6 +29,19 @@ FlowKey UnpackFlowKey(const peer_flow_key& raw) {
   return key;
 }
 
+BurstEvent UnpackBurstEvent(const peer_burst_event& raw) {
+  BurstEvent e;
+  e.pod.cgroup_id = raw.pod_cgroup_id;
+  e.peer = IpAddress::V6(raw.peer_addr);
+  e.direction = raw.direction == PEER_FLOWS_TRANSMIT ? FlowDirection::kTransmit
+                                                     : FlowDirection::kReceive;
+  e.start_s = static_cast<double>(raw.start_ns) / 1e9;
+  e.end_s = static_cast<double>(raw.end_ns) / 1e9;
+  e.payload_bytes = raw.payload_bytes;
+  e.packets = raw.packets;
+  return e;
+}
+
 FlowCounters SumPerCpu(const void* values, size_t cpus, size_t stride) {
   FlowCounters sum;
   const auto* base = static_cast<const unsigned char*>(values);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "flows/bpf/peer_flows.h"
+#include "flows/burst.h"
 #include "flows/flow_record.h"
 
 namespace trainscope {
@@ -13,6 +14,9 @@ namespace trainscope {
 // table-driven tests pin the byte layout both sides rely on.
 peer_flow_key PackFlowKey(const FlowKey& key);
 FlowKey UnpackFlowKey(const peer_flow_key& raw);
+
+// A finished burst as the program reports it (times in seconds).
+BurstEvent UnpackBurstEvent(const peer_burst_event& raw);
 
 // Sums the per-CPU slots of one LRU_PERCPU_HASH value. `stride` is the
 // kernel's per-CPU value size (sizeof rounded up to 8).

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <set>
 
 namespace trainscope {
@@ -15,6 +17,7 @@ Status FlowsCollector::OpenPcap() {
   po.interfaces = options_.pcap_interfaces;
   po.ports = options_.training_ports;
   po.buffer_bytes = options_.pcap_buffer_bytes;
+  po.burst_gap_s = options_.burst_gap_s;
   Status error = Status::Ok();
   pcap_ = PcapCapture::Open(po, host_.sys, &error);
   if (!pcap_) return error;
@@ -29,7 +32,9 @@ Status FlowsCollector::EnsureSource() {
     Status s =
         LocateCgroup2(host_.cgroup_root, options_.cgroup2_path, &target_);
     if (s.ok()) {
-      bpf_ = PeerFlowsBpf::Attach(target_.attach, options_.map_entries, &s);
+      bpf_ = PeerFlowsBpf::Attach(
+          target_.attach, options_.map_entries,
+          static_cast<uint64_t>(options_.burst_gap_s * 1e9), &s);
     }
     if (bpf_) {
       active_ = "ebpf";
@@ -71,6 +76,7 @@ Status FlowsCollector::DrainBpf(std::vector<FlowDelta>* deltas,
   sample->map_evictions_total =
       st.inserts > st.entries ? st.inserts - st.entries : 0;
   sample->map_insert_failures_total = st.insert_failures;
+  sample->burst_events_lost_total = st.burst_events_lost;
   return Status::Ok();
 }
 
@@ -112,12 +118,54 @@ CollectStatus FlowsCollector::Collect(const CollectContext& ctx,
     }
   }
 
+  double now_s = 0;
+  const std::vector<BurstEvent> bursts = TakeBursts(&now_s);
   ledger_.Add(deltas, resolver);
+  if (options_.burst_gap_s > 0) ledger_.AddBursts(bursts, resolver);
   ledger_.Prune(pods, peer_pods);
   out.peer_traffic = ledger_.Samples(pods, peer_pods);
+  UpdateStepRates(bursts, resolver, pods, peer_pods, now_s, out);
   sample.unattributed_bytes_total = ledger_.unattributed_bytes();
   out.flows = std::move(sample);
   return status;
+}
+
+std::vector<BurstEvent> FlowsCollector::TakeBursts(double* now_s) {
+  std::vector<BurstEvent> bursts;
+  if (options_.burst_gap_s <= 0) return bursts;
+  if (bpf_) {
+    if (Status s = bpf_->DrainBursts(&bursts); !s.ok()) {
+      if (auto line = log_limiter_.Pass("bursts", s.message()))
+        spdlog::warn("[flows] {}", *line);
+    } else {
+      log_limiter_.Clear("bursts");
+    }
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);  // bpf_ktime_get_ns's clock
+    *now_s =
+        static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+  } else if (pcap_) {
+    bursts = pcap_->TakeBursts();
+    *now_s = std::chrono::duration<double>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  }
+  return bursts;
+}
+
+void FlowsCollector::UpdateStepRates(const std::vector<BurstEvent>& bursts,
+                                     const PeerResolver& resolver,
+                                     const PodList& pods,
+                                     const PodList* peer_pods, double now_s,
+                                     Snapshot& out) {
+  if (options_.burst_gap_s <= 0) return;
+  step_rates_.Add(bursts, resolver);
+  step_rates_.Prune(pods, peer_pods, now_s);
+  for (const auto& [uid, rate] : step_rates_.Rates(now_s)) {
+    out.step_rates.push_back({uid, rate.steps_per_second,
+                              static_cast<unsigned>(rate.streams),
+                              static_cast<unsigned>(rate.streams_seen)});
+  }
 }
 
 }  // namespace trainscope

@@ -11,7 +11,9 @@
 #include "flows/flow_map.h"
 #include "flows/pcap_capture.h"
 #include "flows/peers.h"
+#include "flows/step_rates.h"
 #include "trainscope/collector.h"
+#include "trainscope/log_limiter.h"
 
 namespace trainscope {
 
@@ -23,6 +25,8 @@ struct FlowsOptions {
   int pcap_buffer_bytes = 32 << 20;
   std::filesystem::path cgroup2_path;  // empty: found under the cgroup root
   std::string node_name;               // pods on it count as local (pcap)
+  // A silence longer than this ends an exchange burst (step rates); 0 off.
+  double burst_gap_s = 0.02;
 };
 
 // Per-pod, per-peer traffic. eBPF counts in the kernel per pod cgroup; when
@@ -45,6 +49,13 @@ class FlowsCollector : public Collector {
   Status DrainBpf(std::vector<FlowDelta>* deltas,
                   std::map<uint64_t, std::string>* cgroup_to_uid,
                   FlowsSample* sample);
+  // Exchange bursts finished since the last cycle, and the source clock's
+  // now (monotonic for eBPF, epoch for pcap).
+  std::vector<BurstEvent> TakeBursts(double* now_s);
+  // Exchange bursts into step rates (Snapshot::step_rates).
+  void UpdateStepRates(const std::vector<BurstEvent>& bursts,
+                       const PeerResolver& resolver, const PodList& pods,
+                       const PodList* peer_pods, double now_s, Snapshot& out);
 
   const FlowsOptions options_;
   const HostPaths host_;
@@ -55,6 +66,8 @@ class FlowsCollector : public Collector {
   std::unique_ptr<PcapCapture> pcap_;
   CounterTracker tracker_;
   PeerLedger ledger_;
+  StepRateTracker step_rates_;
+  LogLimiter log_limiter_;
 };
 
 }  // namespace trainscope

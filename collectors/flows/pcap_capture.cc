@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <ctime>
 
 namespace trainscope {
 
@@ -49,6 +50,7 @@ std::unique_ptr<PcapCapture> PcapCapture::Open(const PcapOptions& options,
                                                const fs::path& sys,
                                                Status* error) {
   std::unique_ptr<PcapCapture> self(new PcapCapture());
+  self->accounting_ = PacketAccounting(65536, options.burst_gap_s);
   std::vector<std::string> names = options.interfaces;
   if (names.empty()) names = PhysicalInterfaces(sys);
   if (names.empty()) {
@@ -139,6 +141,8 @@ void PcapCapture::Loop() {
             auto parsed =
                 ParsePacket(c->h->link_type, bytes, hdr->caplen, hdr->len);
             if (!parsed) return;
+            parsed->timestamp_s = static_cast<double>(hdr->ts.tv_sec) +
+                                  static_cast<double>(hdr->ts.tv_usec) / 1e6;
             int ifindex =
                 parsed->ifindex >= 0 ? parsed->ifindex : c->h->ifindex;
             std::lock_guard lock(c->self->mu_);
@@ -174,6 +178,14 @@ void PcapCapture::SetLocalPods(std::map<IpAddress, std::string> local) {
 std::vector<FlowDelta> PcapCapture::TakeDeltas() {
   std::lock_guard lock(mu_);
   return accounting_.TakeDeltas();
+}
+
+std::vector<BurstEvent> PcapCapture::TakeBursts() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  std::lock_guard lock(mu_);
+  return accounting_.TakeBursts(static_cast<double>(now.tv_sec) +
+                                static_cast<double>(now.tv_nsec) / 1e9);
 }
 
 void PcapCapture::RefreshStats() {

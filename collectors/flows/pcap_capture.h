@@ -22,6 +22,7 @@ struct PcapOptions {
   std::vector<uint16_t> ports = {2222};
   int buffer_bytes = 32 << 20;
   int snaplen = 160;  // headers only: SLL2 + IPv6/IPv4 options + TCP options
+  double burst_gap_s = 0;  // exchange bursts (0: off)
 };
 
 // "(tcp or udp) and (port 2222 or port 2223)": both directions, so bytes of
@@ -45,6 +46,8 @@ class PcapCapture {
 
   void SetLocalPods(std::map<IpAddress, std::string> local);
   std::vector<FlowDelta> TakeDeltas();
+  // Exchange bursts finished by now (times in epoch seconds).
+  std::vector<BurstEvent> TakeBursts();
   // Kernel drops (ring full) and interface drops, summed over the handles
   // still open plus those already closed.
   uint64_t kernel_drops();

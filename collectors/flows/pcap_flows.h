@@ -6,6 +6,7 @@
 #include <tuple>
 #include <vector>
 
+#include "flows/burst.h"
 #include "flows/flow_record.h"
 #include "flows/pcap_parse.h"
 
@@ -46,7 +47,9 @@ class ConversationTable {
 // on the first interface it was seen on.
 class PacketAccounting {
  public:
-  explicit PacketAccounting(size_t max_flows = 65536) : max_flows_(max_flows) {}
+  // `burst_gap_s` 0 turns exchange-burst tracking off.
+  explicit PacketAccounting(size_t max_flows = 65536, double burst_gap_s = 0)
+      : max_flows_(max_flows), bursts_(burst_gap_s) {}
 
   // Local pods by address; replaced each cycle.
   void SetLocalPods(std::map<IpAddress, std::string> local);
@@ -55,6 +58,10 @@ class PacketAccounting {
   void Add(const ParsedPacket& packet, int ifindex);
   // Deltas since the last call; LocalPodRef carries the local address.
   std::vector<FlowDelta> TakeDeltas();
+  // Exchange bursts finished by `now_s` (the capture clock, epoch seconds).
+  std::vector<BurstEvent> TakeBursts(double now_s) {
+    return bursts_.Take(now_s);
+  }
   uint64_t duplicates() const { return duplicates_; }
   uint64_t not_local() const { return not_local_; }
 
@@ -67,6 +74,7 @@ class PacketAccounting {
   std::map<IpAddress, std::string> local_;
   std::map<Endpoints, int> first_ifindex_;
   std::map<FlowKey, FlowCounters> pending_;
+  BurstDetector bursts_;
   uint64_t duplicates_ = 0;
   uint64_t not_local_ = 0;
 };

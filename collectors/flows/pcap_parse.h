@@ -33,6 +33,7 @@ struct ParsedPacket {
   int ifindex = -1;  // DLT_LINUX_SLL2 only
   // Linux packet type (SLL/SLL2): 0 to us, 4 outgoing, ...; -1 unknown.
   int packet_type = -1;
+  double timestamp_s = 0;  // capture time (pcap_pkthdr.ts); 0 when unknown
 };
 
 // Decodes IPv4/IPv6 and TCP/UDP ports. Empty for non-IP frames or headers

@@ -1,5 +1,7 @@
 #include "flows/peers.h"
 
+#include <algorithm>
+
 namespace trainscope {
 namespace {
 
@@ -81,6 +83,22 @@ void PeerLedger::Add(const std::vector<FlowDelta>& deltas,
   }
 }
 
+void PeerLedger::AddBursts(const std::vector<BurstEvent>& bursts,
+                           const PeerResolver& resolver) {
+  tracks_bursts_ = true;
+  for (const auto& b : bursts) {
+    const PodInfo* local = resolver.Local(b.pod);
+    if (!local) continue;
+    const PodInfo* peer = resolver.Peer(b.peer);
+    auto it = totals_.find({local->uid, peer ? peer->uid : std::string()});
+    if (it == totals_.end()) continue;
+    const double seconds = std::max(0.0, b.end_s - b.start_s);
+    (b.direction == FlowDirection::kReceive
+         ? it->second.receive_exchange_seconds
+         : it->second.transmit_exchange_seconds) += seconds;
+  }
+}
+
 void PeerLedger::Prune(const PodList& pods, const PodList* peer_pods) {
   std::set<std::string> local_uids, peer_uids;
   for (const auto& pod : pods) local_uids.insert(pod.uid);
@@ -119,6 +137,10 @@ std::vector<PeerTrafficSample> PeerLedger::Samples(
     s.transmit_packets = t.transmit.packets;
     s.receive_payload_bytes = t.receive.payload_bytes;
     s.transmit_payload_bytes = t.transmit.payload_bytes;
+    if (tracks_bursts_) {
+      s.receive_exchange_seconds = t.receive_exchange_seconds;
+      s.transmit_exchange_seconds = t.transmit_exchange_seconds;
+    }
     out.push_back(std::move(s));
   }
   return out;

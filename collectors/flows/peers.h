@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "flows/burst.h"
 #include "flows/flow_record.h"
 #include "trainscope/pod.h"
 #include "trainscope/snapshot.h"
@@ -50,6 +51,8 @@ class PeerLedger {
   struct Totals {
     FlowCounters receive;
     FlowCounters transmit;
+    double receive_exchange_seconds = 0;
+    double transmit_exchange_seconds = 0;
   };
   // (local pod uid, peer pod uid or "" for every unknown peer)
   using PairKey = std::pair<std::string, std::string>;
@@ -57,6 +60,11 @@ class PeerLedger {
   // Adds the deltas. Flows whose local pod is unknown are counted in
   // unattributed() and otherwise dropped.
   void Add(const std::vector<FlowDelta>& deltas, const PeerResolver& resolver);
+  // Adds the bursts' durations to the exchange time of their pairs (only
+  // pairs whose bytes are counted; other bursts are dropped). After the
+  // first call, samples carry exchange seconds.
+  void AddBursts(const std::vector<BurstEvent>& bursts,
+                 const PeerResolver& resolver);
   // Forgets pairs whose local pod (in `pods`) or known peer pod (in `pods`
   // or `peer_pods`) is gone.
   void Prune(const PodList& pods, const PodList* peer_pods = nullptr);
@@ -69,6 +77,7 @@ class PeerLedger {
  private:
   std::map<PairKey, Totals> totals_;
   uint64_t unattributed_bytes_ = 0;
+  bool tracks_bursts_ = false;
 };
 
 }  // namespace trainscope

@@ -40,6 +40,10 @@ std::vector<std::string_view> RoleLabelValues();
 // (ParameterServerStrategy coordinator) is one of them for job listings but
 // must never be judged a straggler (see diagnosis/ranks.h).
 bool IsTrainingRole(Role role);
+// Roles whose exchanges repeat once per training step and so have a step
+// rate: workers and allreduce masters (rank 0); not the TF2 chief, whose
+// closures come from every worker.
+bool RunsTrainingSteps(Role role);
 
 // The Kubeflow custom resource that owns a pod, when it can be known.
 enum class JobKind {

@@ -117,6 +117,21 @@ struct PeerTrafficSample {
   // applications count. Empty when the source does not tell.
   std::optional<uint64_t> receive_payload_bytes;
   std::optional<uint64_t> transmit_payload_bytes;
+  // Seconds spent in exchange bursts with the peer (first packet to last of
+  // each burst, per direction). Empty when bursts are not tracked.
+  std::optional<double> receive_exchange_seconds;
+  std::optional<double> transmit_exchange_seconds;
+};
+
+// A pod's training step rate, from the period at which its exchange bursts
+// with its peers repeat (flows collector). Only pods whose exchanges with
+// known pods were seen; `steps_per_second` is empty where they show no
+// clear period.
+struct StepRateSample {
+  std::string pod_uid;
+  std::optional<double> steps_per_second;
+  unsigned streams = 0;       // (peer, direction) streams with a period
+  unsigned streams_seen = 0;  // streams with recent bursts
 };
 
 // The flows collector's own state at this sample: which source it uses and
@@ -130,6 +145,8 @@ struct FlowsSample {
   std::optional<uint64_t> map_insert_failures_total;
   std::optional<uint64_t> pcap_kernel_drops_total;
   std::optional<uint64_t> pcap_interface_drops_total;
+  // Exchange bursts the kernel could not hand over (ring buffer full).
+  std::optional<uint64_t> burst_events_lost_total;
   // Bytes of a pod cgroup or address the pod table does not (yet) know.
   uint64_t unattributed_bytes_total = 0;
 };
@@ -153,6 +170,7 @@ struct Snapshot {
   std::vector<GpuDeviceSample> gpus;
   std::vector<GpuPodUsage> gpu_pods;
   std::vector<PeerTrafficSample> peer_traffic;
+  std::vector<StepRateSample> step_rates;
   // Empty when no flows source ran this cycle (flows off, or none usable).
   std::optional<FlowsSample> flows;
   std::vector<CollectorRun> collectors;

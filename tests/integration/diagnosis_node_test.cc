@@ -43,13 +43,25 @@ class CpuStatWriter {
  private:
   void Loop() {
     const auto start = std::chrono::steady_clock::now();
-    double throttled_periods = 0, last = 0;
+    double throttled_periods = 0, stalled_usec = 0, last = 0;
     while (!stop_) {
       const double t = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
-      if (throttled) throttled_periods += 40 * (t - last);
+      // Throttled in 40% of the periods, the pod's tasks wait for CPU 20% of
+      // the time (PSI some): the stall is what the step loses.
+      if (throttled) {
+        throttled_periods += 40 * (t - last);
+        stalled_usec += 0.2e6 * (t - last);
+      }
       last = t;
+      std::ofstream psi(dir_ / "cpu.pressure.tmp");
+      psi << "some avg10=0.00 avg60=0.00 avg300=0.00 total="
+          << static_cast<uint64_t>(stalled_usec)
+          << "\nfull avg10=0.00 avg60=0.00 avg300=0.00 total="
+          << static_cast<uint64_t>(stalled_usec / 2) << "\n";
+      psi.close();
+      fs::rename(dir_ / "cpu.pressure.tmp", dir_ / "cpu.pressure");
       std::ofstream out(dir_ / "cpu.stat.tmp");
       out << "usage_usec " << static_cast<uint64_t>(43260680 + 5e5 * t)
           << "\nuser_usec 30282476\nsystem_usec 12978204\n"
@@ -115,6 +127,9 @@ TEST(NodeDiagnosisTest, ThrottledPodEntersAndClears) {
   EXPECT_EQ(d["namespace"], "training");
   EXPECT_EQ(d["training_job"], "ctr");
   EXPECT_NEAR(d["evidence"]["throttled_ratio"].get<double>(), 0.4, 0.08);
+  // The cost is the CPU stall (PSI some): 20%, a warning.
+  EXPECT_EQ(d["evidence"]["cost_model"], "cpu_pressure");
+  EXPECT_NEAR(d["evidence"]["cost_fraction"].get<double>(), 0.2, 0.05);
   EXPECT_FALSE(d["recommendations"].empty());
   EXPECT_FALSE(d["summary"].get<std::string>().empty());
   EXPECT_EQ(d["since"].get<std::string>().size(), 20u);  // RFC 3339, UTC

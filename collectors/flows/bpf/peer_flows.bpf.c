@@ -38,6 +38,29 @@ struct {
 // higher than Burstable/BestEffort ones); 0 ends the list.
 __u32 pod_levels[PEER_FLOWS_MAX_POD_LEVELS] = {};
 
+// Burst state per (pod, peer, direction): not per CPU, because a burst is
+// one sequence of packets whichever CPUs handle them. Concurrent updates from
+// two CPUs can misplace a packet's bytes between bursts; the start times,
+// which the period estimate uses, stay right.
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 16384);
+  __type(key, struct peer_burst_key);
+  __type(value, struct peer_burst_state);
+} peer_bursts SEC(".maps");
+
+// Finished bursts for user space, drained once per sampling interval.
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 4 << 20);
+} burst_events SEC(".maps");
+
+// A silence longer than this ends a burst; set by user space before load
+// (--step-burst-gap). 0 turns burst tracking off.
+const volatile __u64 burst_gap_ns = 20000000;
+
+__u64 burst_events_lost = 0;
+
 // New map entries created; user space derives LRU evictions as
 // inserts - live entries because it never deletes.
 __u64 inserts = 0;
@@ -80,6 +103,47 @@ static __always_inline int is_v6_loopback(const __u8 *a) {
 #pragma unroll
   for (int i = 0; i < 15; i++) any |= a[i];
   return any == 0 && a[15] == 1;
+}
+
+static __always_inline void track_burst(const struct peer_flow_key *flow,
+                                        __u64 payload) {
+  if (burst_gap_ns == 0 || payload == 0) return;  // pure ACKs are not steps
+  struct peer_burst_key key = {};
+  key.pod_cgroup_id = flow->pod_cgroup_id;
+  __builtin_memcpy(key.peer_addr, flow->peer_addr, 16);
+  key.direction = flow->direction;
+  __u64 now = bpf_ktime_get_ns();
+  struct peer_burst_state *st = bpf_map_lookup_elem(&peer_bursts, &key);
+  if (!st) {
+    struct peer_burst_state init = {
+        .start_ns = now, .last_ns = now, .payload_bytes = payload,
+        .packets = 1};
+    bpf_map_update_elem(&peer_bursts, &key, &init, BPF_ANY);
+    return;
+  }
+  if (now > st->last_ns && now - st->last_ns > burst_gap_ns) {
+    struct peer_burst_event *ev =
+        bpf_ringbuf_reserve(&burst_events, sizeof(*ev), 0);
+    if (ev) {
+      ev->pod_cgroup_id = key.pod_cgroup_id;
+      __builtin_memcpy(ev->peer_addr, key.peer_addr, 16);
+      ev->start_ns = st->start_ns;
+      ev->end_ns = st->last_ns;
+      ev->payload_bytes = st->payload_bytes;
+      ev->packets = (__u32)st->packets;
+      ev->direction = key.direction;
+      bpf_ringbuf_submit(ev, 0);
+    } else {
+      __sync_fetch_and_add(&burst_events_lost, 1);
+    }
+    st->start_ns = now;
+    st->payload_bytes = payload;
+    st->packets = 1;
+  } else {
+    st->payload_bytes += payload;
+    st->packets += 1;
+  }
+  st->last_ns = now;
 }
 
 static __always_inline void account(struct __sk_buff *skb, __u8 direction) {
@@ -130,6 +194,7 @@ static __always_inline void account(struct __sk_buff *skb, __u8 direction) {
 
   __u64 len = skb->len;
   __u64 payload = len > headers ? len - headers : 0;
+  track_burst(&key, payload);
   struct peer_flow_value *value = bpf_map_lookup_elem(&peer_flows, &key);
   if (value) {
     // Per-CPU value: no other CPU writes this slot.

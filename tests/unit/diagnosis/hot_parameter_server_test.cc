@@ -172,6 +172,10 @@ TEST(HotPsEvidenceTest, NamesEverySharesAndTheFix) {
   const Diagnosis& d = found[0].diagnosis;
   EXPECT_EQ(d.pod, "ctr-ps-1");
   EXPECT_EQ(d.training_job, "ctr");
+  // No exchange times, no CPU limit: the skew alone bounds the cost
+  // (1 - 0.2 / 0.8), and a bound is at most a warning.
+  EXPECT_EQ(d.evidence["cost_model"], "skew_upper_bound");
+  EXPECT_NEAR(d.evidence["cost_fraction"].get<double>(), 0.75, 1e-3);
   EXPECT_EQ(d.severity, Severity::kWarning);
   EXPECT_EQ(d.evidence["ps"].size(), 5u);
   EXPECT_NEAR(d.evidence["ps"]["ctr-ps-1"]["share"].get<double>(), 0.8, 1e-3);

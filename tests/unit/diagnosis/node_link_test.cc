@@ -51,6 +51,22 @@ TEST(NodeLinkTest, SeveralPodsFillTheLink) {
   EXPECT_FALSE(d.recommendations.empty());
 }
 
+TEST(NodeLinkTest, CostIsTheLargestExchangeShareOnTheLink) {
+  Window w = TwoPsOnOneNode(55e6);
+  for (auto& [key, t] : w.pods) {
+    for (auto& p : t.points) {
+      for (auto& [peer, c] : p.peers) {
+        c.exchange_seconds = 10 + (t.meta.pod == "ctr-ps-0" ? 0.3 : 0.1) * p.t;
+      }
+    }
+  }
+  const auto all = FindingsOf(kNetworkSaturated, w);
+  ASSERT_EQ(all.size(), 1u);
+  const Diagnosis& d = all[0].diagnosis;
+  EXPECT_EQ(d.evidence["cost_model"], "exchange_share_upper_bound");
+  EXPECT_GE(d.evidence["cost_fraction"].get<double>(), 0.3 - 1e-6);
+}
+
 TEST(NodeLinkTest, LevelsAndSeverities) {
   struct Case {
     const char* name;
@@ -60,7 +76,9 @@ TEST(NodeLinkTest, LevelsAndSeverities) {
     Finding::Level level;
     Severity severity;
   } cases[] = {
-      {"critical", 60e6, 2, 1, Finding::Level::kEnter, Severity::kCritical},
+      // Without exchange times the link's utilization only bounds the
+      // cost: a full link is a warning, never critical by itself.
+      {"full", 60e6, 2, 1, Finding::Level::kEnter, Severity::kWarning},
       {"many_small", 17e6, 6, 1, Finding::Level::kEnter, Severity::kWarning},
       {"hold", 47e6, 2, 1, Finding::Level::kHold, Severity::kWarning},
       {"below_exit", 40e6, 2, 0, {}, {}},

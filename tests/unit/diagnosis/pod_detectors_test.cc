@@ -40,10 +40,19 @@ INSTANTIATE_TEST_SUITE_P(
                                    {}}),
     [](const auto& info) { return std::string(info.param.name); });
 
-TEST(CpuThrottledTest, SeverityFollowsTheRatio) {
-  auto heavy = FindingsOf(kCpuThrottled, Throttled(0.6));
+TEST(CpuThrottledTest, SeverityFollowsTheStall) {
+  // Throttled in 60% of its periods and stalled 55% of the time: critical.
+  Window heavy_window = Throttled(0.6);
+  for (auto& p : heavy_window.pods.begin()->second.points)
+    p.cpu_pressure_some_seconds = 1 + 0.55 * p.t;
+  auto heavy = FindingsOf(kCpuThrottled, heavy_window);
   ASSERT_EQ(heavy.size(), 1u);
   EXPECT_EQ(heavy[0].diagnosis.severity, Severity::kCritical);
+  EXPECT_EQ(heavy[0].diagnosis.evidence["cost_model"], "cpu_pressure");
+  // Without PSI the throttled share only bounds the stall: at most warning.
+  auto bound = FindingsOf(kCpuThrottled, Throttled(0.6));
+  ASSERT_EQ(bound.size(), 1u);
+  EXPECT_EQ(bound[0].diagnosis.severity, Severity::kWarning);
   auto mild = FindingsOf(kCpuThrottled, Throttled(0.3));
   ASSERT_EQ(mild.size(), 1u);
   EXPECT_EQ(mild[0].diagnosis.severity, Severity::kWarning);

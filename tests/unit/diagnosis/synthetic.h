@@ -57,6 +57,14 @@ class WindowBuilder {
     window_.peer_roles[peer] = peer_role;
     return *this;
   }
+  // The last pod spends `share` of its time exchanging with `peer` (its
+  // exchange bursts), on top of the bytes Peer() set.
+  WindowBuilder& Exchange(const std::string& peer, double share) {
+    for (auto& p : window_.pods[last_].points) {
+      p.peers[peer].exchange_seconds = 100 + share * p.t;
+    }
+    return *this;
+  }
   WindowBuilder& Gpu(double utilization, unsigned gpus = 1) {
     for (auto& p : window_.pods[last_].points) {
       p.gpu_utilization_ratio = utilization;

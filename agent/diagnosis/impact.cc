@@ -1,0 +1,132 @@
+#include "diagnosis/impact.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "diagnosis/detectors.h"
+
+namespace trainscope::diagnosis {
+namespace {
+
+bool SameJob(const PodMeta& a, const PodMeta& b) {
+  return !a.training_job.empty() && a.namespace_name == b.namespace_name &&
+         a.training_job == b.training_job;
+}
+
+Role RoleOf(const WindowStats& stats, const std::string& key) {
+  if (auto it = stats.pods.find(key); it != stats.pods.end())
+    return it->second.meta.role;
+  if (auto it = stats.peer_roles.find(key); it != stats.peer_roles.end())
+    return it->second;
+  return Role::kUnknown;
+}
+
+// (exchange share, bytes/s) of every exchange between a step-running pod of
+// `job` and `peer_key`, seen from the step runners, else from the peer.
+std::vector<PeerCounters> ExchangesWith(const WindowStats& stats,
+                                        const PodMeta& job,
+                                        const std::string& peer_key) {
+  std::vector<PeerCounters> out;
+  for (const auto& [key, pod] : stats.pods) {
+    if (key == peer_key || !RunsTrainingSteps(pod.meta.role) ||
+        !SameJob(pod.meta, job))
+      continue;
+    auto it = pod.peer_rates.find(peer_key);
+    if (it != pod.peer_rates.end() && it->second.exchange_seconds > 0)
+      out.push_back(it->second);
+  }
+  if (!out.empty()) return out;
+  auto peer = stats.pods.find(peer_key);
+  if (peer == stats.pods.end()) return out;
+  for (const auto& [other, rates] : peer->second.peer_rates) {
+    if (RunsTrainingSteps(RoleOf(stats, other)) && rates.exchange_seconds > 0)
+      out.push_back(rates);
+  }
+  return out;
+}
+
+double SecondsPerByte(const PeerCounters& c) {
+  const double bytes = c.receive_bytes + c.transmit_bytes;
+  return bytes > 0 ? c.exchange_seconds / bytes : 0;
+}
+
+}  // namespace
+
+Severity SeverityOfCost(double cost) {
+  if (cost < kInfoBelowCost) return Severity::kInfo;
+  if (cost > kCriticalAboveCost) return Severity::kCritical;
+  return Severity::kWarning;
+}
+
+double SpeedupOfCost(double cost) {
+  return 1.0 / (1.0 - std::clamp(cost, 0.0, kMaxCost));
+}
+
+double CostOfSpeedup(double speedup) {
+  return speedup <= 1 ? 0 : std::min(kMaxCost, 1.0 - 1.0 / speedup);
+}
+
+void SetImpact(Diagnosis& d, double cost, std::string_view model,
+               Severity at_least) {
+  cost = std::clamp(cost, 0.0, kMaxCost);
+  d.evidence["cost_fraction"] = Round4(cost);
+  d.evidence["expected_speedup"] = Round4(SpeedupOfCost(cost));
+  d.evidence["cost_model"] = std::string(model);
+  Severity severity = SeverityOfCost(cost);
+  if (model.ends_with(kUpperBoundSuffix))
+    severity = std::min(severity, Severity::kWarning);
+  d.severity = std::max(severity, at_least);
+}
+
+std::optional<double> WorkerExchangeShare(const WindowStats& stats,
+                                          const PodMeta& job,
+                                          const std::string& peer_key) {
+  std::vector<double> shares;
+  for (const PeerCounters& c : ExchangesWith(stats, job, peer_key))
+    shares.push_back(std::min(1.0, c.exchange_seconds));
+  if (shares.empty()) return std::nullopt;
+  return Median(shares);
+}
+
+std::optional<double> PodExchangeShare(const WindowStats& stats,
+                                       const std::string& pod_key) {
+  auto it = stats.pods.find(pod_key);
+  if (it == stats.pods.end()) return std::nullopt;
+  double busy = 0;
+  bool any = false;
+  for (const auto& [peer, rates] : it->second.peer_rates) {
+    busy += rates.exchange_seconds;
+    any = any || rates.exchange_seconds > 0;
+  }
+  if (!any) return std::nullopt;
+  return std::min(1.0, busy);
+}
+
+std::optional<ExchangePace> PeerExchangePace(const WindowStats& stats,
+                                             const PodMeta& job,
+                                             const std::string& peer_key) {
+  std::vector<double> here, elsewhere;
+  for (const PeerCounters& c : ExchangesWith(stats, job, peer_key))
+    if (double p = SecondsPerByte(c); p > 0) here.push_back(p);
+  for (const auto& [key, pod] : stats.pods) {
+    if (!RunsTrainingSteps(pod.meta.role) || !SameJob(pod.meta, job)) continue;
+    for (const auto& [peer, rates] : pod.peer_rates) {
+      if (peer == peer_key || peer == key) continue;
+      if (double p = SecondsPerByte(rates); p > 0) elsewhere.push_back(p);
+    }
+  }
+  if (here.empty() || elsewhere.empty()) return std::nullopt;
+  return ExchangePace{Median(here), Median(elsewhere)};
+}
+
+std::optional<double> StallShare(const PodStats& pod,
+                                 std::string_view resource) {
+  std::optional<double> ratio;
+  if (resource == "cpu") ratio = pod.cpu_pressure_ratio;
+  if (resource == "io") ratio = pod.io_pressure_ratio;
+  if (resource == "memory") ratio = pod.memory_pressure_ratio;
+  if (!ratio) return std::nullopt;
+  return std::clamp(*ratio, 0.0, 1.0);
+}
+
+}  // namespace trainscope::diagnosis

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "diagnosis/diagnosis.h"
+#include "diagnosis/window.h"
+
+namespace trainscope::diagnosis {
+
+// What a diagnosis costs its job, and what fixing it would buy. The models
+// per kind are in docs/diagnosis.md ("Cost and expected speed-up"); each
+// detector picks its own and writes it with SetImpact.
+
+// Below this cost a condition is info, above kCriticalAboveCost critical.
+inline constexpr double kInfoBelowCost = 0.05;
+inline constexpr double kCriticalAboveCost = 0.5;
+// Costs are capped here, so an expected speed-up is at most 20x: beyond,
+// the next bottleneck decides and no model of this one can say.
+inline constexpr double kMaxCost = 0.95;
+
+Severity SeverityOfCost(double cost_fraction);
+// The job's expected step-rate ratio once the cost is gone: 1/(1-cost).
+double SpeedupOfCost(double cost_fraction);
+double CostOfSpeedup(double speedup);
+
+// A model named with this suffix gives a bound, not an estimate (a stand-in
+// input such as a link's utilization for the time spent on it): it can show
+// a condition harmless (info), never make it critical.
+inline constexpr std::string_view kUpperBoundSuffix = "_upper_bound";
+
+// Writes evidence.cost_fraction, evidence.expected_speedup and
+// evidence.cost_model, and the severity the cost implies (at most warning
+// for an upper bound; never below `at_least`: an imminent OOM kill is
+// critical whatever it costs now).
+void SetImpact(Diagnosis& d, double cost_fraction, std::string_view model,
+               Severity at_least = Severity::kInfo);
+
+// Fraction of the time the job's step-running pods spend exchanging with
+// `peer_key` (median over those that exchange with it), read from the
+// workers' side, else from the peer's own bursts with them. Empty when no
+// exchange time is known (bursts off, an agent of an older release).
+std::optional<double> WorkerExchangeShare(const WindowStats& stats,
+                                          const PodMeta& job,
+                                          const std::string& peer_key);
+
+// Fraction of the time `pod_key` spends exchanging with any peer (capped at
+// 1); empty when unknown.
+std::optional<double> PodExchangeShare(const WindowStats& stats,
+                                       const std::string& pod_key);
+
+// Seconds of exchange per byte between the job's step-running pods and
+// `peer_key` (median over pods), and the same over the job's other peers:
+// how much slower this peer serves a byte than the rest of the job.
+struct ExchangePace {
+  double this_peer = 0;    // seconds per byte
+  double other_peers = 0;  // seconds per byte
+};
+std::optional<ExchangePace> PeerExchangePace(const WindowStats& stats,
+                                             const PodMeta& job,
+                                             const std::string& peer_key);
+
+// A pod's stall: the fraction of wall time its tasks waited on `resource`
+// ("cpu", "io", "memory"; PSI some), empty when not measured.
+std::optional<double> StallShare(const PodStats& pod,
+                                 std::string_view resource);
+
+}  // namespace trainscope::diagnosis

@@ -1,0 +1,45 @@
+#include "diagnosis/training_speed.h"
+
+#include <tuple>
+
+#include "diagnosis/detectors.h"
+
+namespace trainscope::diagnosis {
+
+std::vector<JobSpeed> ComputeJobSpeeds(const WindowStats& stats) {
+  std::map<std::pair<std::string, std::string>, JobSpeed> jobs;
+  for (const auto& [key, pod] : stats.pods) {
+    const PodMeta& m = pod.meta;
+    if (m.training_job.empty() || !RunsTrainingSteps(m.role)) continue;
+    JobSpeed& job = jobs[{m.namespace_name, m.training_job}];
+    job.namespace_name = m.namespace_name;
+    job.training_job = m.training_job;
+    if (pod.steps_per_second) {
+      job.worker_steps_per_second[m.pod] = *pod.steps_per_second;
+      job.steps_per_second += *pod.steps_per_second;
+    } else {
+      job.workers_without_rate.push_back(m.pod);
+    }
+  }
+  std::vector<JobSpeed> out;
+  for (auto& [_, job] : jobs) out.push_back(std::move(job));
+  return out;
+}
+
+std::optional<double> PeerMedianSteps(const WindowStats& stats,
+                                      const PodMeta& of,
+                                      const std::string& except_key) {
+  std::vector<double> rates;
+  for (const auto& [key, pod] : stats.pods) {
+    const PodMeta& m = pod.meta;
+    if (key == except_key || !pod.steps_per_second ||
+        !RunsTrainingSteps(m.role) || m.namespace_name != of.namespace_name ||
+        m.training_job != of.training_job)
+      continue;
+    rates.push_back(*pod.steps_per_second);
+  }
+  if (rates.empty()) return std::nullopt;
+  return Median(rates);
+}
+
+}  // namespace trainscope::diagnosis

@@ -1,0 +1,124 @@
+#include "flows/step_period.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+namespace trainscope {
+namespace {
+
+std::vector<BurstPoint> BigBursts(std::span<const BurstPoint> bursts,
+                                  double fraction) {
+  std::vector<uint64_t> sizes;
+  sizes.reserve(bursts.size());
+  for (const BurstPoint& b : bursts) sizes.push_back(b.bytes);
+  const size_t p90 = sizes.size() * 9 / 10;
+  std::nth_element(sizes.begin(), sizes.begin() + p90, sizes.end());
+  const double threshold = fraction * static_cast<double>(sizes[p90]);
+  std::vector<BurstPoint> big;
+  for (const BurstPoint& b : bursts)
+    if (static_cast<double>(b.bytes) >= threshold) big.push_back(b);
+  return big;
+}
+
+// The gaps between consecutive big bursts, grouped where they lie within 10%
+// of each other, most frequent groups first: where the period hides.
+std::vector<double> CandidatePeriods(const std::vector<BurstPoint>& big,
+                                     size_t max_candidates) {
+  std::vector<double> gaps;
+  for (size_t i = 1; i < big.size(); ++i) {
+    const double d = big[i].start_s - big[i - 1].start_s;
+    if (d > 0) gaps.push_back(d);
+  }
+  std::sort(gaps.begin(), gaps.end());
+  struct Group {
+    double median;
+    size_t count;
+  };
+  std::vector<Group> groups;
+  for (size_t i = 0; i < gaps.size();) {
+    size_t j = i;
+    while (j < gaps.size() && gaps[j] <= gaps[i] * 1.1) ++j;
+    groups.push_back({gaps[(i + j - 1) / 2], j - i});
+    i = j;
+  }
+  std::stable_sort(
+      groups.begin(), groups.end(),
+      [](const Group& a, const Group& b) { return a.count > b.count; });
+  std::vector<double> out;
+  for (const Group& g : groups) {
+    if (out.size() == max_candidates) break;
+    out.push_back(g.median);
+  }
+  return out;
+}
+
+// Byte-weighted mean resultant length of the bursts' phases modulo `period`.
+double Alignment(const std::vector<BurstPoint>& big, double period) {
+  double x = 0, y = 0, w = 0;
+  const double t0 = big.front().start_s;
+  for (const BurstPoint& b : big) {
+    const double phase = 2 * std::numbers::pi * (b.start_s - t0) / period;
+    const double weight = static_cast<double>(b.bytes);
+    x += weight * std::cos(phase);
+    y += weight * std::sin(phase);
+    w += weight;
+  }
+  return w > 0 ? std::hypot(x, y) / w : 0;
+}
+
+// Least-squares fit of start = a + period * cycle. Cycles are counted gap by
+// gap (each gap rounded to whole periods of `guess`), so a guess a few
+// percent off does not drift over a long train, and a missing burst counts
+// as the two cycles it spans.
+PeriodEstimate Refine(const std::vector<BurstPoint>& big, double guess) {
+  const double t0 = big.front().start_s;
+  std::vector<double> k(big.size()), t(big.size());
+  for (size_t i = 0; i < big.size(); ++i) {
+    t[i] = big[i].start_s - t0;
+    k[i] = i == 0 ? 0 : k[i - 1] + std::round((t[i] - t[i - 1]) / guess);
+  }
+  double mk = 0, mt = 0;
+  for (size_t i = 0; i < big.size(); ++i) mk += k[i], mt += t[i];
+  mk /= big.size();
+  mt /= big.size();
+  double skk = 0, skt = 0;
+  for (size_t i = 0; i < big.size(); ++i) {
+    skk += (k[i] - mk) * (k[i] - mk);
+    skt += (k[i] - mk) * (t[i] - mt);
+  }
+  PeriodEstimate e;
+  e.period_s = skk > 0 ? skt / skk : guess;
+  const double a = mt - e.period_s * mk;
+  double ss = 0;
+  for (size_t i = 0; i < big.size(); ++i) {
+    const double r = t[i] - (a + e.period_s * k[i]);
+    ss += r * r;
+  }
+  e.jitter = std::sqrt(ss / big.size()) / e.period_s;
+  e.cycles = static_cast<int>(k.back() - k.front());
+  e.bursts = big.size();
+  return e;
+}
+
+}  // namespace
+
+std::optional<PeriodEstimate> EstimatePeriod(std::span<const BurstPoint> bursts,
+                                             const PeriodSettings& s) {
+  if (bursts.size() < 3) return std::nullopt;
+  const std::vector<BurstPoint> big = BigBursts(bursts, s.big_burst_fraction);
+  if (big.size() < 3) return std::nullopt;
+  std::optional<PeriodEstimate> best;
+  for (double candidate : CandidatePeriods(big, s.max_candidates)) {
+    PeriodEstimate e = Refine(big, candidate);
+    if (e.period_s <= 0 || e.cycles < s.min_cycles) continue;
+    if (best && e.period_s <= best->period_s * 1.05) continue;
+    e.alignment = Alignment(big, e.period_s);
+    if (e.alignment < s.min_alignment) continue;
+    best = e;
+  }
+  return best;
+}
+
+}  // namespace trainscope

@@ -1,0 +1,109 @@
+#include "flows/step_rates.h"
+
+#include <algorithm>
+#include <set>
+
+namespace trainscope {
+
+void StepRateTracker::Add(const std::vector<BurstEvent>& events,
+                          const PeerResolver& resolver) {
+  for (const BurstEvent& e : events) {
+    const PodInfo* local = resolver.Local(e.pod);
+    const PodInfo* peer = resolver.Peer(e.peer);
+    if (!local || !peer) continue;
+    Stream& stream = streams_[{local->uid, peer->uid, e.direction}];
+    // A start before the newest one means the source's clock or state
+    // started again (a pcap restart, a re-created map entry): the old train
+    // no longer lines up with the new one.
+    if (!stream.bursts.empty() && e.start_s < stream.bursts.back().start_s) {
+      stream.bursts.clear();
+      stream.bytes = 0;
+    }
+    stream.bursts.push_back({e.start_s, e.payload_bytes});
+    stream.bytes += e.payload_bytes;
+    if (stream.bursts.size() > s_.max_bursts_per_stream) {
+      stream.bytes -= stream.bursts.front().bytes;
+      stream.bursts.pop_front();
+    }
+  }
+}
+
+void StepRateTracker::Prune(const PodList& pods, const PodList* peer_pods,
+                            double now_s) {
+  std::set<std::string> known;
+  for (const PodInfo& p : pods) known.insert(p.uid);
+  if (peer_pods)
+    for (const PodInfo& p : *peer_pods) known.insert(p.uid);
+  for (auto it = streams_.begin(); it != streams_.end();) {
+    Stream& stream = it->second;
+    while (!stream.bursts.empty() &&
+           stream.bursts.front().start_s < now_s - s_.max_window_s) {
+      stream.bytes -= stream.bursts.front().bytes;
+      stream.bursts.pop_front();
+    }
+    const auto& [pod, peer, direction] = it->first;
+    if (stream.bursts.empty() || !known.count(pod) || !known.count(peer)) {
+      it = streams_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
+    const Stream& stream, double now_s) const {
+  const auto& b = stream.bursts;
+  if (b.size() < 3) return std::nullopt;
+  // The newest bursts spanning at least min_window_s and min_bursts.
+  size_t first = b.size();
+  while (first > 0) {
+    --first;
+    const bool enough_bursts = b.size() - first >= s_.min_bursts;
+    const bool long_enough =
+        b.back().start_s - b[first].start_s >= s_.min_window_s;
+    if (enough_bursts && long_enough) break;
+  }
+  const std::vector<BurstPoint> window(b.begin() + first, b.end());
+  auto period = EstimatePeriod(window, s_.period);
+  if (!period) return std::nullopt;
+  if (now_s - b.back().start_s > 3 * period->period_s + 1) return std::nullopt;
+  return period;
+}
+
+std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) const {
+  struct Vote {
+    double rate;
+    double weight;
+    double jitter;
+  };
+  std::map<std::string, std::vector<Vote>> votes;
+  std::map<std::string, StepRate> out;
+  for (const auto& [key, stream] : streams_) {
+    const std::string& pod = std::get<0>(key);
+    StepRate& rate = out[pod];
+    ++rate.streams_seen;
+    auto period = StreamPeriod(stream, now_s);
+    if (!period) continue;
+    ++rate.streams;
+    votes[pod].push_back({1.0 / period->period_s,
+                          static_cast<double>(stream.bytes), period->jitter});
+  }
+  for (auto& [pod, v] : votes) {
+    std::sort(v.begin(), v.end(),
+              [](const Vote& a, const Vote& b) { return a.rate < b.rate; });
+    double total = 0;
+    for (const Vote& x : v) total += x.weight;
+    double acc = 0;
+    for (const Vote& x : v) {
+      acc += x.weight;
+      if (acc >= total / 2) {
+        out[pod].steps_per_second = x.rate;
+        out[pod].jitter = x.jitter;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace trainscope

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "flows/burst.h"
+#include "flows/peers.h"
+#include "flows/step_period.h"
+#include "trainscope/pod.h"
+
+namespace trainscope {
+
+struct StepRateSettings {
+  // Each estimate looks at the newest bursts of a stream: at least this
+  // long a span (and at least `min_bursts`), at most `max_window_s`, so a
+  // rate that changes is followed within about half a minute.
+  double min_window_s = 30;
+  double max_window_s = 120;
+  size_t min_bursts = 12;
+  size_t max_bursts_per_stream = 256;
+  PeriodSettings period;
+};
+
+// One pod's step rate from the periodicity of its exchanges with its peers.
+struct StepRate {
+  std::optional<double> steps_per_second;  // empty: no clear period
+  size_t streams = 0;       // (peer, direction) streams with a period
+  size_t streams_seen = 0;  // streams with bursts in the window
+  double jitter = 0;        // of the stream nearest the pod's rate
+};
+
+// Burst trains per (local pod, peer pod, direction), bounded in time and
+// count; forgets the pods that left. The rate of a pod is the byte-weighted
+// median of its streams' rates: every peer of a training step is exchanged
+// with once per step, so the streams agree unless one is not a step's.
+class StepRateTracker {
+ public:
+  explicit StepRateTracker(StepRateSettings s = {}) : s_(s) {}
+
+  // Bursts whose local pod or peer is no known pod are dropped: a period
+  // with an unknown peer says nothing about training.
+  void Add(const std::vector<BurstEvent>& events, const PeerResolver& resolver);
+  // Drops streams of pods no longer in `pods` (local or peer side) and
+  // bursts older than the longest window before `now_s`.
+  void Prune(const PodList& pods, const PodList* peer_pods, double now_s);
+  // Every local pod with bursts, by uid. A stream whose newest burst is
+  // older than three of its periods (plus a second) is stale: its pod has
+  // stopped exchanging, so it gives no rate.
+  std::map<std::string, StepRate> Rates(double now_s) const;
+  size_t streams() const { return streams_.size(); }
+
+ private:
+  using StreamKey = std::tuple<std::string, std::string, FlowDirection>;
+  struct Stream {
+    std::deque<BurstPoint> bursts;  // by start time
+    uint64_t bytes = 0;             // in `bursts`
+  };
+  std::optional<PeriodEstimate> StreamPeriod(const Stream& stream,
+                                             double now_s) const;
+
+  StepRateSettings s_;
+  std::map<StreamKey, Stream> streams_;
+};
+
+}  // namespace trainscope

@@ -1,0 +1,172 @@
+// The cost models of docs/diagnosis.md ("Cost and expected speed-up") and
+// the severities they imply.
+#include "diagnosis/impact.h"
+
+#include "detector_test_main.h"
+
+namespace trainscope::diagnosis::testing {
+namespace {
+
+constexpr double MB = 1e6;
+
+TEST(ImpactTest, SeverityFollowsTheCost) {
+  struct Row {
+    double cost;
+    Severity want;
+  };
+  for (const Row& r :
+       {Row{0, Severity::kInfo}, Row{0.049, Severity::kInfo},
+        Row{0.05, Severity::kWarning}, Row{0.5, Severity::kWarning},
+        Row{0.51, Severity::kCritical}}) {
+    EXPECT_EQ(SeverityOfCost(r.cost), r.want) << r.cost;
+  }
+}
+
+TEST(ImpactTest, SpeedupAndCostAreInverse) {
+  EXPECT_DOUBLE_EQ(SpeedupOfCost(0), 1);
+  EXPECT_DOUBLE_EQ(SpeedupOfCost(0.5), 2);
+  EXPECT_NEAR(SpeedupOfCost(0.99), 20, 1e-9);  // capped at 0.95
+  EXPECT_DOUBLE_EQ(CostOfSpeedup(2), 0.5);
+  EXPECT_DOUBLE_EQ(CostOfSpeedup(0.8), 0);
+}
+
+TEST(ImpactTest, SetImpactWritesEvidenceAndKeepsTheFloor) {
+  Diagnosis d;
+  SetImpact(d, 0.01, "m", Severity::kWarning);
+  EXPECT_EQ(d.severity, Severity::kWarning);
+  EXPECT_DOUBLE_EQ(d.evidence["cost_fraction"].get<double>(), 0.01);
+  EXPECT_NEAR(d.evidence["expected_speedup"].get<double>(), 1.0101, 1e-4);
+  EXPECT_EQ(d.evidence["cost_model"], "m");
+}
+
+// 2 PS, ps-0 carries 90% of 4 MB/s per worker; the workers spend `busy` of
+// their time exchanging with it.
+Window SkewedJob(double busy) {
+  WindowBuilder b;
+  PsJob(b, {3.6 * MB, 0.4 * MB}, 3);
+  for (int w = 0; w < 3; ++w) {
+    b.Pod("ctr-worker-" + std::to_string(w), Role::kWorker)
+        .Peer(Key("ctr-ps-0"), Role::kPs, 1.8 * MB, 1.8 * MB)
+        .Peer(Key("ctr-ps-1"), Role::kPs, 0.2 * MB, 0.2 * MB)
+        .Exchange(Key("ctr-ps-0"), busy)
+        .Exchange(Key("ctr-ps-1"), busy / 9);
+  }
+  return b.Build();
+}
+
+TEST(HotPsImpactTest, HarmlessSkewIsInfo) {
+  auto found = FindingsOf(kHotParameterServer, SkewedJob(0.03));
+  ASSERT_EQ(found.size(), 1u);
+  const Diagnosis& d = found[0].diagnosis;
+  // 0.03 x (1 - 0.5 / 0.9) = 1.3%.
+  EXPECT_NEAR(d.evidence["cost_fraction"].get<double>(), 0.01333, 1e-4);
+  EXPECT_EQ(d.evidence["cost_model"], "worker_exchange_share");
+  EXPECT_EQ(d.severity, Severity::kInfo);
+}
+
+TEST(HotPsImpactTest, CostlySkewIsCritical) {
+  auto found = FindingsOf(kHotParameterServer, SkewedJob(0.9));
+  ASSERT_EQ(found.size(), 1u);
+  const Diagnosis& d = found[0].diagnosis;
+  // 0.9 x 0.444 = 0.4: the job would run 1.67x as fast balanced.
+  EXPECT_NEAR(d.evidence["cost_fraction"].get<double>(), 0.4, 1e-3);
+  EXPECT_NEAR(d.evidence["expected_speedup"].get<double>(), 1.6667, 1e-3);
+  EXPECT_EQ(d.severity, Severity::kWarning);
+}
+
+TEST(HotPsImpactTest, WithoutExchangeTimesThePsBusyRatioStandsIn) {
+  WindowBuilder b;
+  PsJob(b, {3.6 * MB, 0.4 * MB}, 3);
+  b.Pod("ctr-ps-0", Role::kPs)
+      .Counter(&PodPoint::cpu_usage_seconds, 0.5)
+      .Gauge(&PodPoint::cpu_limit_cores, 1.0);
+  auto found = FindingsOf(kHotParameterServer, b.Build());
+  ASSERT_EQ(found.size(), 1u);
+  const Diagnosis& d = found[0].diagnosis;
+  EXPECT_EQ(d.evidence["cost_model"], "ps_busy_ratio");
+  EXPECT_NEAR(d.evidence["cost_fraction"].get<double>(), 0.5 * (1 - 0.5 / 0.9),
+              1e-3);
+}
+
+TEST(StragglerImpactTest, AsyncJobGainsTheStragglersMissingSteps) {
+  WindowBuilder b;
+  PsJob(b, {2 * MB, 2 * MB}, 4);
+  for (int w = 0; w < 3; ++w) {
+    b.Pod("ctr-worker-" + std::to_string(w), Role::kWorker)
+        .Peer(Key("ctr-ps-0"), Role::kPs, 1 * MB, 1 * MB)
+        .Peer(Key("ctr-ps-1"), Role::kPs, 1 * MB, 1 * MB)
+        .Gauge(&PodPoint::steps_per_second, 2.0);
+  }
+  b.Pod("ctr-worker-3", Role::kWorker)
+      .Peer(Key("ctr-ps-0"), Role::kPs, 0.25 * MB, 0.25 * MB)
+      .Peer(Key("ctr-ps-1"), Role::kPs, 0.25 * MB, 0.25 * MB)
+      .Gauge(&PodPoint::steps_per_second, 0.5);
+  auto found = FindingsOf(kStragglerWorker, b.Build());
+  ASSERT_EQ(found.size(), 1u);
+  const Diagnosis& d = found[0].diagnosis;
+  EXPECT_EQ(d.pod, "ctr-worker-3");
+  EXPECT_EQ(d.evidence["cost_model"], "job_step_rate");
+  // 6.5 steps/s now, 8 with worker-3 at the median: 1.23x.
+  EXPECT_NEAR(d.evidence["expected_speedup"].get<double>(), 8.0 / 6.5, 1e-3);
+  EXPECT_NEAR(d.evidence["job_steps_per_second"].get<double>(), 6.5, 1e-6);
+  EXPECT_EQ(d.severity, Severity::kWarning);
+}
+
+TEST(StragglerImpactTest, WithoutStepRatesTheExchangeStandsIn) {
+  WindowBuilder b;
+  PsJob(b, {2 * MB, 2 * MB}, 4);
+  b.Pod("ctr-worker-3", Role::kWorker)
+      .Peer(Key("ctr-ps-0"), Role::kPs, 0.25 * MB, 0.25 * MB)
+      .Peer(Key("ctr-ps-1"), Role::kPs, 0.25 * MB, 0.25 * MB);
+  auto found = FindingsOf(kStragglerWorker, b.Build());
+  ASSERT_EQ(found.size(), 1u);
+  const Diagnosis& d = found[0].diagnosis;
+  EXPECT_EQ(d.evidence["cost_model"], "exchange_rate");
+  // ratio 0.25, 4 workers: 4 / 3.25.
+  EXPECT_NEAR(d.evidence["expected_speedup"].get<double>(), 4 / 3.25, 1e-3);
+}
+
+TEST(GpuImpactTest, WorkerWaitingOnItsPsIsNamedThoughItUsesNoCpu) {
+  WindowBuilder b;
+  b.Pod("ctr-ps-0", Role::kPs);
+  b.Pod("ctr-worker-0", Role::kWorker)
+      .Counter(&PodPoint::cpu_usage_seconds, 0.03)
+      .Gpu(0.05)
+      .Peer(Key("ctr-ps-0"), Role::kPs, 1 * MB, 1 * MB)
+      .Exchange(Key("ctr-ps-0"), 0.8)
+      .Gauge(&PodPoint::steps_per_second, 0.7);
+  auto found = FindingsOf(kGpuUnderutilized, b.Build());
+  ASSERT_EQ(found.size(), 1u);
+  const Diagnosis& d = found[0].diagnosis;
+  EXPECT_NEAR(d.evidence["cost_fraction"].get<double>(), 0.95, 1e-6);
+  EXPECT_EQ(d.severity, Severity::kCritical);
+  EXPECT_THAT(d.summary, ::testing::HasSubstr("while it trains"));
+}
+
+TEST(GpuImpactTest, IdlePodIsNotNamed) {
+  WindowBuilder b;
+  b.Pod("ctr-worker-0", Role::kWorker)
+      .Counter(&PodPoint::cpu_usage_seconds, 0.01)
+      .Gpu(0.0);
+  EXPECT_TRUE(FindingsOf(kGpuUnderutilized, b.Build()).empty());
+}
+
+TEST(ExchangeShareTest, FromTheWorkersElseFromThePeer) {
+  WindowBuilder b;
+  b.Pod("ctr-ps-0", Role::kPs)
+      .Peer(Key("ctr-worker-0"), Role::kWorker, 1 * MB, 1 * MB)
+      .Exchange(Key("ctr-worker-0"), 0.4)
+      .Peer(Key("ctr-worker-1"), Role::kWorker, 1 * MB, 1 * MB)
+      .Exchange(Key("ctr-worker-1"), 0.2);
+  const WindowStats stats = ComputeStats(b.Build(), TimeRange{});
+  PodMeta job;
+  job.namespace_name = "training";
+  job.training_job = "ctr";
+  auto share = WorkerExchangeShare(stats, job, Key("ctr-ps-0"));
+  ASSERT_TRUE(share.has_value());
+  EXPECT_NEAR(*share, 0.3, 1e-9);
+  EXPECT_FALSE(WorkerExchangeShare(stats, job, Key("ctr-ps-9")).has_value());
+}
+
+}  // namespace
+}  // namespace trainscope::diagnosis::testing

@@ -1,0 +1,132 @@
+#include "flows/step_period.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+namespace trainscope {
+namespace {
+
+// A synthetic exchange train: one big burst per period (the step's pull or
+// push), optionally a small one (a request or an acknowledgement) in
+// between, with Gaussian jitter and randomly missing big bursts.
+struct Train {
+  double period_s = 1;
+  int cycles = 40;
+  double jitter = 0;   // standard deviation / period
+  double missing = 0;  // fraction of big bursts dropped
+  bool small_between = false;
+  double offset_s = 100;
+  uint64_t big_bytes = 1'000'000;
+  unsigned seed = 7;
+
+  std::vector<BurstPoint> Make() const {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> noise(0, jitter * period_s);
+    std::uniform_real_distribution<double> coin(0, 1);
+    std::vector<BurstPoint> out;
+    for (int k = 0; k < cycles; ++k) {
+      const double t = offset_s + k * period_s + (jitter > 0 ? noise(rng) : 0);
+      if (coin(rng) >= missing) out.push_back({t, big_bytes});
+      if (small_between) out.push_back({t + 0.4 * period_s, 200});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const BurstPoint& a, const BurstPoint& b) {
+                return a.start_s < b.start_s;
+              });
+    return out;
+  }
+};
+
+struct Case {
+  const char* name;
+  Train train;
+  double want_period_s;  // 0: no clear period expected
+};
+
+class EstimatePeriodTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(EstimatePeriodTest, FindsThePeriodOrSaysThereIsNone) {
+  const Case& c = GetParam();
+  const auto bursts = c.train.Make();
+  const auto got = EstimatePeriod(bursts);
+  if (c.want_period_s == 0) {
+    EXPECT_FALSE(got.has_value()) << "period " << got->period_s;
+    return;
+  }
+  ASSERT_TRUE(got.has_value());
+  EXPECT_NEAR(got->period_s, c.want_period_s, 0.03 * c.want_period_s);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Trains, EstimatePeriodTest,
+    ::testing::Values(
+        Case{"exact_1s", {.period_s = 1}, 1},
+        Case{"fast_100ms", {.period_s = 0.1, .cycles = 300}, 0.1},
+        Case{"slow_5s", {.period_s = 5, .cycles = 14}, 5},
+        Case{"jitter_10pct",
+             {.period_s = 0.5, .cycles = 80, .jitter = 0.1},
+             0.5},
+        Case{"missing_30pct",
+             {.period_s = 0.3, .cycles = 100, .missing = 0.3},
+             0.3},
+        Case{"small_bursts_between",
+             {.period_s = 0.8, .small_between = true},
+             0.8},
+        Case{"jitter_and_missing",
+             {.period_s = 2, .cycles = 30, .jitter = 0.08, .missing = 0.2},
+             2},
+        Case{"too_few_cycles", {.period_s = 1, .cycles = 3}, 0},
+        Case{"pure_noise", {.period_s = 1, .cycles = 60, .jitter = 0.6}, 0}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+std::vector<BurstPoint> Merge(std::vector<BurstPoint> a,
+                              const std::vector<BurstPoint>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  std::sort(a.begin(), a.end(), [](const BurstPoint& x, const BurstPoint& y) {
+    return x.start_s < y.start_s;
+  });
+  return a;
+}
+
+TEST(EstimatePeriod, TwoInterleavedPeriodsOfEqualWeightGiveNone) {
+  const auto a = Train{.period_s = 1.0, .cycles = 60}.Make();
+  const auto b =
+      Train{.period_s = 1.37, .cycles = 44, .offset_s = 100.2}.Make();
+  EXPECT_FALSE(EstimatePeriod(Merge(a, b)).has_value());
+}
+
+TEST(EstimatePeriod, InterleavedTrainOfSmallBurstsIsIgnored) {
+  const auto a = Train{.period_s = 1.0, .cycles = 60}.Make();
+  const auto b = Train{.period_s = 1.37,
+                       .cycles = 44,
+                       .offset_s = 100.2,
+                       .big_bytes = 20'000}
+                     .Make();
+  const auto got = EstimatePeriod(Merge(a, b));
+  ASSERT_TRUE(got.has_value());
+  EXPECT_NEAR(got->period_s, 1.0, 0.01);
+}
+
+TEST(EstimatePeriod, ReportsJitterAndCycles) {
+  const auto got =
+      EstimatePeriod(Train{.period_s = 1, .cycles = 50, .jitter = 0.05}.Make());
+  ASSERT_TRUE(got.has_value());
+  EXPECT_GT(got->jitter, 0.02);
+  EXPECT_LT(got->jitter, 0.1);
+  EXPECT_GE(got->cycles, 45);
+  EXPECT_GT(got->alignment, 0.9);
+}
+
+TEST(EstimatePeriod, EmptyAndTinyInputs) {
+  EXPECT_FALSE(EstimatePeriod({}).has_value());
+  std::vector<BurstPoint> two = {{1, 10}, {2, 10}};
+  EXPECT_FALSE(EstimatePeriod(two).has_value());
+  std::vector<BurstPoint> same_time(10, BurstPoint{5, 10});
+  EXPECT_FALSE(EstimatePeriod(same_time).has_value());
+}
+
+}  // namespace
+}  // namespace trainscope

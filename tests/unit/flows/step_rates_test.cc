@@ -1,0 +1,177 @@
+#include "flows/step_rates.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "flows/burst.h"
+
+namespace trainscope {
+namespace {
+
+PodInfo Pod(const std::string& uid, const std::string& name,
+            const std::string& ip, Role role) {
+  PodInfo p;
+  p.uid = uid;
+  p.namespace_name = "training";
+  p.name = name;
+  p.pod_ip = ip;
+  p.phase = "Running";
+  p.role = role;
+  return p;
+}
+
+class StepRateTrackerTest : public ::testing::Test {
+ protected:
+  StepRateTrackerTest() {
+    pods_ = {Pod("w0", "job-worker-0", "198.18.0.10", Role::kWorker),
+             Pod("ps0", "job-ps-0", "198.18.0.20", Role::kPs),
+             Pod("ps1", "job-ps-1", "198.18.0.21", Role::kPs)};
+  }
+
+  PeerResolver Resolver() const {
+    return PeerResolver(pods_, {{11, "w0"}}, {"w0"});
+  }
+
+  // Bursts of worker-0 with `peer_ip` every `period` from t0, `n` of them.
+  std::vector<BurstEvent> Train(const std::string& peer_ip, double t0,
+                                double period, int n,
+                                FlowDirection dir = FlowDirection::kReceive,
+                                uint64_t bytes = 500'000) const {
+    std::vector<BurstEvent> out;
+    for (int k = 0; k < n; ++k) {
+      BurstEvent e;
+      e.pod.cgroup_id = 11;
+      e.peer = *IpAddress::Parse(peer_ip);
+      e.direction = dir;
+      e.start_s = t0 + k * period;
+      e.end_s = e.start_s + 0.01;
+      e.payload_bytes = bytes;
+      e.packets = 10;
+      out.push_back(e);
+    }
+    return out;
+  }
+
+  PodList pods_;
+};
+
+TEST_F(StepRateTrackerTest, RateFromEveryPeerStream) {
+  StepRateTracker tracker;
+  auto resolver = Resolver();
+  tracker.Add(Train("198.18.0.20", 0, 0.5, 80), resolver);
+  tracker.Add(Train("198.18.0.21", 0.1, 0.5, 80, FlowDirection::kTransmit),
+              resolver);
+  const auto rates = tracker.Rates(40);
+  ASSERT_TRUE(rates.count("w0"));
+  ASSERT_TRUE(rates.at("w0").steps_per_second.has_value());
+  EXPECT_NEAR(*rates.at("w0").steps_per_second, 2.0, 0.02);
+  EXPECT_EQ(rates.at("w0").streams, 2u);
+}
+
+TEST_F(StepRateTrackerTest, FollowsARateThatDrops) {
+  StepRateTracker tracker;
+  auto resolver = Resolver();
+  tracker.Add(Train("198.18.0.20", 0, 0.5, 120), resolver);   // 0..60 s
+  tracker.Add(Train("198.18.0.20", 60, 1.25, 48), resolver);  // 60..120 s
+  const auto rates = tracker.Rates(120);
+  ASSERT_TRUE(rates.at("w0").steps_per_second.has_value());
+  EXPECT_NEAR(*rates.at("w0").steps_per_second, 0.8, 0.02);
+}
+
+TEST_F(StepRateTrackerTest, StalledStreamGivesNoRate) {
+  StepRateTracker tracker;
+  auto resolver = Resolver();
+  tracker.Add(Train("198.18.0.20", 0, 0.5, 80), resolver);  // ends at 40 s
+  EXPECT_TRUE(tracker.Rates(40).at("w0").steps_per_second.has_value());
+  const auto later = tracker.Rates(45);
+  EXPECT_FALSE(later.at("w0").steps_per_second.has_value());
+  EXPECT_EQ(later.at("w0").streams_seen, 1u);
+}
+
+TEST_F(StepRateTrackerTest, UnknownPeerOrPodIsDropped) {
+  StepRateTracker tracker;
+  auto resolver = Resolver();
+  tracker.Add(Train("198.18.9.9", 0, 0.5, 80), resolver);
+  auto strange = Train("198.18.0.20", 0, 0.5, 80);
+  for (auto& e : strange) e.pod.cgroup_id = 99;
+  tracker.Add(strange, resolver);
+  EXPECT_EQ(tracker.streams(), 0u);
+  EXPECT_TRUE(tracker.Rates(40).empty());
+}
+
+TEST_F(StepRateTrackerTest, ClockGoingBackResetsTheStream) {
+  // A source that starts again (pcap reopened, re-created map entry) may
+  // report times before the newest one: the old train is dropped, not
+  // mixed in.
+  StepRateTracker tracker;
+  auto resolver = Resolver();
+  tracker.Add(Train("198.18.0.20", 1000, 0.5, 80), resolver);
+  tracker.Add(Train("198.18.0.20", 10, 0.4, 100), resolver);
+  const auto rates = tracker.Rates(50);
+  ASSERT_TRUE(rates.at("w0").steps_per_second.has_value());
+  EXPECT_NEAR(*rates.at("w0").steps_per_second, 2.5, 0.03);
+}
+
+TEST_F(StepRateTrackerTest, RestartedPodStartsOverAndTheOldOneIsForgotten) {
+  StepRateTracker tracker;
+  auto resolver = Resolver();
+  tracker.Add(Train("198.18.0.20", 0, 0.5, 80), resolver);
+  // worker-0 restarts: a new pod (uid) on the same address and cgroup id.
+  pods_[0].uid = "w0-b";
+  PeerResolver after(pods_, {{11, "w0-b"}}, {"w0-b"});
+  tracker.Prune(pods_, nullptr, 45);
+  EXPECT_EQ(tracker.streams(), 0u);
+  tracker.Add(Train("198.18.0.20", 50, 0.25, 160), after);
+  const auto rates = tracker.Rates(90);
+  EXPECT_FALSE(rates.count("w0"));
+  ASSERT_TRUE(rates.at("w0-b").steps_per_second.has_value());
+  EXPECT_NEAR(*rates.at("w0-b").steps_per_second, 4.0, 0.05);
+}
+
+TEST_F(StepRateTrackerTest, PruneDropsOldBursts) {
+  StepRateTracker tracker;
+  auto resolver = Resolver();
+  tracker.Add(Train("198.18.0.20", 0, 0.5, 20), resolver);
+  tracker.Prune(pods_, nullptr, 500);
+  EXPECT_EQ(tracker.streams(), 0u);
+}
+
+TEST(BurstDetector, GapsSplitBurstsAndAcksAreIgnored) {
+  BurstDetector d(0.02);
+  LocalPodRef pod{0, *IpAddress::Parse("198.18.0.10")};
+  const IpAddress peer = *IpAddress::Parse("198.18.0.20");
+  for (int step = 0; step < 3; ++step) {
+    const double t0 = 10 + step * 0.5;
+    for (int i = 0; i < 50; ++i)
+      d.Add(pod, peer, FlowDirection::kReceive, t0 + i * 0.001, 1448);
+    d.Add(pod, peer, FlowDirection::kReceive, t0 + 0.1, 0);  // pure ACK
+  }
+  auto bursts = d.Take(12);
+  ASSERT_EQ(bursts.size(), 3u);
+  EXPECT_DOUBLE_EQ(bursts[1].start_s, 10.5);
+  EXPECT_EQ(bursts[1].payload_bytes, 50u * 1448);
+  EXPECT_EQ(bursts[1].packets, 50u);
+  EXPECT_NEAR(bursts[1].end_s, 10.549, 1e-9);
+  EXPECT_TRUE(d.Take(13).empty());
+  EXPECT_EQ(d.open_streams(), 0u);
+}
+
+TEST(BurstDetector, BoundedStreams) {
+  BurstDetector d(0.02, 4);
+  for (int i = 0; i < 10; ++i) {
+    LocalPodRef pod{static_cast<uint64_t>(i + 1), {}};
+    d.Add(pod, IpAddress{}, FlowDirection::kTransmit, 1 + i * 0.001, 100);
+  }
+  EXPECT_LE(d.open_streams(), 4u);
+  EXPECT_EQ(d.Take(1.0095).size() + d.open_streams(), 10u);
+}
+
+TEST(BurstDetector, OffWhenGapIsZero) {
+  BurstDetector d(0);
+  d.Add({1, {}}, IpAddress{}, FlowDirection::kTransmit, 1, 100);
+  EXPECT_EQ(d.open_streams(), 0u);
+}
+
+}  // namespace
+}  // namespace trainscope
