@@ -115,9 +115,10 @@ ojson RunResultsJson(const Scenario& scenario, const StepRateTracker& rates,
          {"training_job", j.job},
          {"true_steps_per_second", Round4(j.last_minute)},
          {"true_steps_per_second_before_faults", Round4(j.before_faults)}});
-  ojson spans{{"last_minute_s", {from, to}}};
+  auto r1 = [](double t) { return std::round(t * 10) / 10; };
+  ojson spans{{"last_minute_s", {r1(from), r1(to)}}};
   if (auto b = rates.BeforeFaultsSpan())
-    spans["before_faults_s"] = {b->first, b->second};
+    spans["before_faults_s"] = {r1(b->first), r1(b->second)};
   else
     spans["before_faults_s"] = nullptr;
   return ojson{{"scenario", scenario.name},

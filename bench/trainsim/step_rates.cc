@@ -209,8 +209,8 @@ std::string StepRateTracker::Table() const {
       from, to);
   if (!enabled())
     out += "  not checked: " + scenario_.skip_step_rate_check + "\n";
-  out += fmt::format("{:<28} {:>14} {:>14} {:>8}  {}\n", "pod", "true steps/s",
-                     "agent steps/s", "error %", "");
+  out += fmt::format("{:<28} {:>14} {:>14} {:>8}\n", "pod", "true steps/s",
+                     "agent steps/s", "error %");
   for (const WorkerFigures& w : Workers()) {
     auto num = [](const std::optional<double>& v) {
       return v ? fmt::format("{:.3f}", *v) : std::string("-");
