@@ -114,7 +114,8 @@ ojson RunResultsJson(const Scenario& scenario, const StepRateTracker& rates,
         {{"namespace", j.namespace_name},
          {"training_job", j.job},
          {"true_steps_per_second", Round4(j.last_minute)},
-         {"true_steps_per_second_before_faults", Round4(j.before_faults)}});
+         {"true_steps_per_second_before_faults", Round4(j.before_faults)},
+         {"agent_steps_per_second", Round4(j.agent_last_minute)}});
   auto r1 = [](double t) { return std::round(t * 10) / 10; };
   ojson spans{{"last_minute_s", {r1(from), r1(to)}}};
   if (auto b = rates.BeforeFaultsSpan())

@@ -60,7 +60,15 @@ void StepRateTracker::ObserveAgent(const nlohmann::json& report, double now_s) {
   if (std::find(polls_.begin(), polls_.end(), now_s) == polls_.end())
     polls_.push_back(now_s);
   for (const auto& job : report["jobs"]) {
-    if (!job.is_object() || !job.contains("worker_steps_per_second") ||
+    if (!job.is_object()) continue;
+    if (job.contains("steps_per_second") &&
+        job["steps_per_second"].is_number() && job.contains("namespace") &&
+        job["namespace"].is_string() && job.contains("training_job") &&
+        job["training_job"].is_string())
+      agent_jobs_[job["namespace"].get<std::string>() + "/" +
+                  job["training_job"].get<std::string>()][now_s] =
+          job["steps_per_second"].get<double>();
+    if (!job.contains("worker_steps_per_second") ||
         !job["worker_steps_per_second"].is_object())
       continue;
     for (const auto& [pod, rate] : job["worker_steps_per_second"].items()) {
@@ -248,8 +256,16 @@ std::vector<StepRateTracker::JobFigures> StepRateTracker::Jobs() const {
   for (const Job& job : scenario_.jobs) {
     if (job.program) continue;
     JobFigures f{job.namespace_name, job.name, total(job, from, to),
-                 std::nullopt};
+                 std::nullopt, std::nullopt};
     if (before) f.before_faults = total(job, before->first, before->second);
+    auto a = agent_jobs_.find(job.namespace_name + "/" + job.name);
+    if (a != agent_jobs_.end()) {
+      std::vector<double> v;
+      for (const auto& [t, r] : a->second)
+        if (t >= std::max(to - kLastS, kAgentWarmupS) && t <= to)
+          v.push_back(r);
+      f.agent_last_minute = Median(v);
+    }
     out.push_back(f);
   }
   return out;

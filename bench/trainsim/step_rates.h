@@ -47,8 +47,9 @@ class StepRateTracker {
   // unknown.
   void ObserveTruth(const std::string& pod, double now_s, uint64_t steps,
                     std::optional<double> last_step_s);
-  // One agent report (jobs[].worker_steps_per_second) seen at a poll. In
-  // a cluster each node's agent reports its own pods: call once per report.
+  // One agent report (jobs[].worker_steps_per_second, and the job total
+  // jobs[].steps_per_second) seen at a poll. In a cluster each node's agent
+  // reports its own pods: call once per report.
   void ObserveAgent(const nlohmann::json& report, double now_s);
 
   // The workers the check covers: role worker of jobs run by the built-in
@@ -82,6 +83,9 @@ class StepRateTracker {
     std::string namespace_name, job;
     std::optional<double> last_minute;
     std::optional<double> before_faults;
+    // The agent's job total (jobs[].steps_per_second), median over the
+    // polls of the last minute; for the record, not checked.
+    std::optional<double> agent_last_minute;
   };
   std::vector<JobFigures> Jobs() const;
   // The span the before-fault figures cover, when there is one.
@@ -111,6 +115,8 @@ class StepRateTracker {
   std::map<std::string, std::vector<TruthSample>> truth_;
   std::vector<double> polls_;  // times of agent reports seen
   std::map<std::string, std::map<double, double>> agent_;
+  // "namespace/job" -> poll time -> the agent's job total.
+  std::map<std::string, std::map<double, double>> agent_jobs_;
 };
 
 // The median of `v` (mean of the middle two for an even count).

@@ -51,8 +51,11 @@ json Report(const std::map<std::string, double>& rates) {
   json jobs = json::array();
   json per = json::object();
   for (const auto& [pod, r] : rates) per[pod] = r;
+  double total = 0;
+  for (const auto& [pod, r] : rates) total += r;
   jobs.push_back({{"namespace", "training"},
                   {"training_job", "fast"},
+                  {"steps_per_second", total},
                   {"worker_steps_per_second", per}});
   return {{"diagnoses", json::array()}, {"jobs", jobs}};
 }
@@ -108,6 +111,10 @@ TEST(StepRatesTest, ExactRatesFromStampedSteps) {
     EXPECT_EQ(jobs[0].job, "fast");
     EXPECT_NEAR(*jobs[0].last_minute, 20, 1e-6);
     EXPECT_FALSE(jobs[0].before_faults);  // no faults
+    // The agent's job total, as reported (the fixture puts every worker
+    // under job fast).
+    EXPECT_NEAR(*jobs[0].agent_last_minute, 10.4 + 9.3 + 0.19, 1e-9);
+    EXPECT_FALSE(jobs[1].agent_last_minute);
   }
 }
 

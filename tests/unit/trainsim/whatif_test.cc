@@ -76,6 +76,7 @@ TEST(RunResultsTest, WorkersJobsAndDiagnoses) {
   ASSERT_EQ(r["jobs"].size(), 1u);
   EXPECT_EQ(r["jobs"][0]["true_steps_per_second"], 2.5);
   EXPECT_EQ(r["jobs"][0]["true_steps_per_second_before_faults"], 4.0);
+  EXPECT_EQ(r["jobs"][0]["agent_steps_per_second"], nullptr);  // not reported
   ASSERT_EQ(r["diagnoses"].size(), 1u);
   const json& d = r["diagnoses"][0];
   EXPECT_EQ(d["kind"], "straggler_worker");
