@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "cleanup.h"
@@ -20,6 +21,7 @@
 #include "pod_process.h"
 #include "scenario.h"
 #include "supervisor.h"
+#include "whatif.h"
 
 namespace fs = std::filesystem;
 using namespace trainsim;
@@ -116,6 +118,36 @@ int Cleanup(const std::string& run_id, bool force, bool down) {
   return rc;
 }
 
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  if (!j.is_object()) throw std::runtime_error(path + ": not a JSON object");
+  return j;
+}
+
+int WhatIf(const std::string& results, const std::string& fixed,
+           const std::string& kind, const std::string& pod, double tolerance) {
+  const nlohmann::json diagnosed = ReadJson(results);
+  std::optional<nlohmann::json> after;
+  if (!fixed.empty()) after = ReadJson(fixed);
+  WhatIfResult r;
+  try {
+    r = CompareWhatIf(diagnosed, after ? &*after : nullptr, kind, pod,
+                      tolerance);
+  } catch (const std::runtime_error& e) {
+    std::printf("what-if %s on %s: cannot compare: %s\n", kind.c_str(),
+                pod.c_str(), e.what());
+    return 1;
+  }
+  std::printf(
+      "what-if %s on %s (job %s): predicted speed-up %.3f, measured %.3f "
+      "(%s), error %+.1f%% (tolerance %.0f%%): %s\n",
+      kind.c_str(), pod.c_str(), r.job.c_str(), r.predicted, r.measured,
+      r.measured_as.c_str(), r.error * 100, tolerance * 100,
+      r.passed ? "PASS" : "FAIL");
+  return r.passed ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -173,6 +205,29 @@ int main(int argc, char** argv) {
       "verify",
       "run a scenario with the agent; exit 0 when its report matches expect");
   add_run_flags(verify, true);
+  verify->add_option("--results", ro.results_json,
+                     "write the run's results (true and estimated steps/s, "
+                     "diagnoses with their cost figures) to this JSON file");
+  std::string whatif_results, whatif_fixed, whatif_kind, whatif_pod;
+  double whatif_tolerance = 0.25;
+  auto* whatif = app.add_subcommand(
+      "whatif",
+      "compare a diagnosis's expected_speedup with the measured speed-up of "
+      "`verify --results` files; exit 0 when within the tolerance");
+  whatif
+      ->add_option("--results", whatif_results,
+                   "results of the run with the diagnosis")
+      ->required()
+      ->check(CLI::ExistingFile);
+  whatif
+      ->add_option("--fixed", whatif_fixed,
+                   "results of the same job with the fix (default: compare "
+                   "the run before its first fault with its last minute)")
+      ->check(CLI::ExistingFile);
+  whatif->add_option("--kind", whatif_kind, "diagnosis kind")->required();
+  whatif->add_option("--pod", whatif_pod, "diagnosed pod")->required();
+  whatif->add_option("--tolerance", whatif_tolerance,
+                     "allowed |predicted - measured| / measured (0.25)");
   auto* up =
       app.add_subcommand("up", "start a simulated node in the background");
   add_run_flags(up, false);
@@ -225,6 +280,9 @@ int main(int argc, char** argv) {
       if (*hog) return RunCpuHog(threads);
       return RunMemoryFill(bytes);
     }
+    if (*whatif)
+      return WhatIf(whatif_results, whatif_fixed, whatif_kind, whatif_pod,
+                    whatif_tolerance);
     if (*validate) {
       PrintPlan(LoadScenarioFile(ro.scenario_path));
       return 0;

@@ -279,7 +279,7 @@ class Task {
         });
         served_count_.erase(step);
       }
-      if (!stop_.stop) ++stats_.steps();
+      if (!stop_.stop) stats_.CountStep();
       if (sync && !stop_.stop) WaitForToken(ps_conns);
       std::unique_lock lock(mu_);
       cv_.wait_until(lock, t0 + milliseconds(job.step_ms),
@@ -324,7 +324,7 @@ class Task {
           if (s.ps == ps->index && !stop_.stop && conn->WriteRequest(s.bytes))
             conn->Discard(s.bytes);
       }
-      if (!stop_.stop) ++stats_.steps();
+      if (!stop_.stop) stats_.CountStep();
       std::unique_lock lock(mu_);
       cv_.wait_until(lock, t0 + milliseconds(job.step_ms * every),
                      [&] { return stop_.stop.load(); });

@@ -143,7 +143,7 @@ class RingRank {
         cv_.wait(lock, [&] { return stop_.stop || sent_ >= goal; });
       }
       if (!ok || stop_.stop) break;
-      ++stats_.steps();
+      stats_.CountStep();
       std::unique_lock lock(mu_);
       cv_.wait_until(lock, t0 + milliseconds(job.step_ms),
                      [&] { return stop_.stop.load(); });

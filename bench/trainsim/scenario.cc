@@ -384,8 +384,10 @@ std::vector<Expectation> ParseExpectations(Obj& o, const std::string& key) {
       x.pod = e.Str("pod");
     if (e.Has("severity")) {
       x.severity = e.Str("severity");
-      if (x.severity != "warning" && x.severity != "critical")
-        Fail(e.Path("severity"), "must be \"warning\" or \"critical\"");
+      if (x.severity != "info" && x.severity != "warning" &&
+          x.severity != "critical")
+        Fail(e.Path("severity"),
+             "must be \"info\", \"warning\" or \"critical\"");
     }
     const auto& kinds = DiagnosisKinds();
     if (std::find(kinds.begin(), kinds.end(), x.kind) == kinds.end())
@@ -453,6 +455,9 @@ Scenario ParseScenario(const json& doc) {
   s.name = o.Str("name");
   s.duration_s = Positive(o.Num("duration_s", 60), "duration_s");
   s.interval_s = Positive(o.Num("interval_s", 5), "interval_s");
+  // The step-rate check is on unless the scenario says why not.
+  if (o.Has("skip_step_rate_check"))
+    s.skip_step_rate_check = o.Str("skip_step_rate_check");
 
   if (o.Has("nodes")) s.nodes = ParseNodes(o.At("nodes"));
   const json& jobs = o.At("jobs");

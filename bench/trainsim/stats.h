@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ class PodStats {
            const std::vector<std::string>& peers);
   PeerCounters* Peer(const std::string& name);  // nullptr for a stranger
   std::atomic<uint64_t>& steps() { return steps_; }
+  // One more completed step, stamped with the wall clock: a reader then
+  // gets rates from step completions, not from when it happened to look
+  // (the file is written once a second, the supervisor polls every few).
+  void CountStep();
 
   nlohmann::json ToJson() const;
   // Atomic replace, so a reader never sees half a file.
@@ -34,6 +39,10 @@ class PodStats {
   std::string pod_, role_;
   std::map<std::string, std::unique_ptr<PeerCounters>> peers_;
   std::atomic<uint64_t> steps_{0};
+  // Guards the pair (steps_, last_step_epoch_s_) so a file never holds a
+  // count with the time of an earlier step.
+  mutable std::mutex step_mu_;
+  double last_step_epoch_s_ = 0;  // 0: no step stamped yet
 };
 
 // pod -> peer -> {tx, rx}, as read back from the stats files of a run.
@@ -44,6 +53,14 @@ using GroundTruth = std::map<std::string, std::map<std::string, PeerBytes>>;
 
 GroundTruth ReadGroundTruth(const std::string& stats_dir,
                             std::map<std::string, uint64_t>* steps = nullptr);
+
+// A pod's completed steps and when the last of them completed (epoch
+// seconds; 0 when unknown: no step yet, or a program pod).
+struct StepCount {
+  uint64_t steps = 0;
+  double last_step_epoch_s = 0;
+};
+std::map<std::string, StepCount> ReadStepCounts(const std::string& stats_dir);
 
 // Pairs whose two ends disagree ("a->b: a sent 10, b received 8").
 std::vector<std::string> Inconsistencies(const GroundTruth& truth);

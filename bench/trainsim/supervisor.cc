@@ -21,6 +21,8 @@
 #include "pod_process.h"
 #include "program_pod.h"
 #include "prometheus_runner.h"
+#include "run_results.h"
+#include "step_rates.h"
 #include "verify_match.h"
 
 namespace trainsim {
@@ -124,14 +126,7 @@ void WriteGroundTruthJson(const SimNode& node, const std::string& path,
       {"traffic_stop_epoch_s", stop_epoch_s},
       {"consistent", Inconsistencies(truth).empty()},
       {"pods", pods}};
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << j.dump(2) << "\n";
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  WriteJsonFile(path, j);
 }
 
 // GET /api/v1/report; a body that is not JSON counts as no report.
@@ -270,6 +265,11 @@ int RunScenario(const RunOptions& o) {
   setenv("TRAINSIM_REPO",
          FindRepoRoot(fs::path(o.scenario_path).parent_path().string()).c_str(),
          /*overwrite=*/0);
+  // A results file of an earlier run must not pass for this one's.
+  if (!o.results_json.empty()) {
+    std::error_code ec;
+    fs::remove(o.results_json, ec);
+  }
   const std::string run_id = o.run_id.empty() ? NewRunId() : o.run_id;
   if (!ValidRunId(run_id))
     throw std::runtime_error("--run-id must be 8 lowercase hex digits, got \"" +
@@ -394,6 +394,10 @@ int RunScenario(const RunOptions& o) {
   std::vector<std::string> node_names;
   for (const SimNodeInfo& n : node.layout().nodes) node_names.push_back(n.name);
   ClusterVerify views(scenario, node_names);
+  // Steps/s per worker, true and estimated, and the diagnoses' cost
+  // figures: sampled at each poll, judged at the end.
+  StepRateTracker rates(scenario);
+  DiagnosisLog diagnoses;
   bool agent_died = false;
   const auto t0 = Clock::now();
   // Called each interval: every agent's report, and every few intervals the
@@ -402,11 +406,18 @@ int RunScenario(const RunOptions& o) {
   auto observe = [&](double elapsed, bool final_poll) {
     std::string status;
     size_t got = 0;
+    for (const auto& [pod, c] : ReadStepCounts(node.run_dir() + "/stats"))
+      rates.ObserveTruth(pod, elapsed, c.steps,
+                         c.last_step_epoch_s > 0
+                             ? std::optional<double>(c.last_step_epoch_s)
+                             : std::nullopt);
     for (AgentProcess& a : agents) {
       if (a.died) continue;
       auto report = FetchReport(a.port);
       if (!report) continue;
       ++got;
+      rates.ObserveAgent(*report, elapsed);
+      diagnoses.Observe(*report, elapsed);
       if (cluster)
         views.Observe(a.node, *report, elapsed);
       else
@@ -422,6 +433,7 @@ int RunScenario(const RunOptions& o) {
                                   scenario.interval_s, &error);
       if (report) {
         views.Observe(ClusterVerify::kClusterView, *report, elapsed);
+        diagnoses.Observe(*report, elapsed);
         status += " | cluster" + ActiveDiagnoses(*report);
         if (final_poll) PrintReport(*report);
       } else {
@@ -475,6 +487,10 @@ int RunScenario(const RunOptions& o) {
   node.StopPods();
   const double traffic_stop_epoch_s = EpochNow();
   PrintTruth(node);
+  if (o.verify) {
+    std::printf("%s", rates.Table().c_str());
+    std::fflush(stdout);
+  }
   if (!o.ground_truth_json.empty())
     WriteGroundTruthJson(node, o.ground_truth_json, node.start_epoch_s(),
                          traffic_stop_epoch_s);
@@ -494,9 +510,14 @@ int RunScenario(const RunOptions& o) {
   if (o.verify) {
     nlohmann::ordered_json result =
         cluster ? views.ResultJson() : tracker.ResultJson();
+    result["step_rates"] = rates.ResultJson();
+    if (!result["step_rates"]["passed"].get<bool>()) result["passed"] = false;
     if (agent_died || interrupted) result["passed"] = false;
     std::printf("%s\n", result.dump().c_str());
     std::fflush(stdout);
+    if (!o.results_json.empty())
+      WriteJsonFile(o.results_json,
+                    RunResultsJson(scenario, rates, diagnoses, result));
     return result["passed"].get<bool>() ? 0 : 1;
   }
   return interrupted ? 130 : 0;

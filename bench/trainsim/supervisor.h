@@ -30,6 +30,9 @@ struct RunOptions {
   // after the traffic stopped, before the teardown, so the agent's final
   // counters can be read. SIGINT/SIGTERM ends the wait early.
   double linger_s = 0;
+  // verify: write the run's results (true and estimated steps/s, the
+  // diagnoses with their cost figures, the verdict) to this JSON file.
+  std::string results_json;
 };
 
 // run / verify / the body of up. Returns the process exit code; teardown

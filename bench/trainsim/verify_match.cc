@@ -8,6 +8,10 @@ namespace trainsim {
 using nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
+bool IsFinding(const std::string& severity) {
+  return severity == "warning" || severity == "critical";
+}
+
 ojson EntryJson(const std::string& kind, const std::string& pod,
                 const std::string& node) {
   ojson e{{"kind", kind}, {"pod", pod}};
@@ -34,7 +38,8 @@ void VerifyTracker::Observe(const json& report, double now_s) {
     };
     const std::string kind = str("kind"), pod = str("pod"), node = str("node"),
                       severity = str("severity");
-    if (severity != "warning" && severity != "critical") continue;
+    if (severity != "info" && severity != "warning" && severity != "critical")
+      continue;
     Key key;
     if (pods_.count(pod))
       key = {kind, pod, ""};
@@ -51,7 +56,7 @@ std::optional<double> VerifyTracker::FirstSeen(const Expectation& e) const {
   if (it == seen_.end()) return std::nullopt;
   std::optional<double> first;
   for (const auto& [severity, at] : it->second)
-    if (e.severity.empty() || e.severity == severity)
+    if (e.severity.empty() ? IsFinding(severity) : e.severity == severity)
       first = first ? std::min(*first, at) : at;
   return first;
 }
@@ -80,12 +85,38 @@ size_t VerifyTracker::DetectedCount() const {
   return n;
 }
 
+bool VerifyTracker::OnlyInfoExpected(const Key& key) const {
+  const auto& [kind, pod, node] = key;
+  bool info = false;
+  for (const Expectation& e : scenario_.expect) {
+    if (e.kind != kind || e.pod != pod || (pod.empty() && e.node != node))
+      continue;
+    if (e.severity != "info") return false;
+    info = true;
+  }
+  return info;
+}
+
 ojson VerifyTracker::Unexpected() const {
   ojson unexpected = ojson::array();
   for (const auto& [key, severities] : seen_) {
+    // The worst finding severity seen for the key, "" when only info.
+    std::string worst;
+    for (const auto& [severity, at] : severities)
+      if (IsFinding(severity) && worst != "critical") worst = severity;
+    if (worst.empty()) continue;  // info is never a finding
+    const auto& [kind, pod, node] = key;
+    // The scenario says the condition is harmless: reporting it as a
+    // finding is the error, whatever allow says.
+    if (OnlyInfoExpected(key)) {
+      ojson entry = EntryJson(kind, pod, node);
+      entry["severity"] = worst;
+      entry["expected_severity"] = "info";
+      unexpected.push_back(entry);
+      continue;
+    }
     if (Covered(scenario_.expect, key) || Covered(scenario_.allow, key))
       continue;
-    const auto& [kind, pod, node] = key;
     unexpected.push_back(EntryJson(kind, pod, node));
   }
   return unexpected;

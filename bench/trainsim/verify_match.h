@@ -20,7 +20,10 @@ namespace trainsim {
 // A diagnosis with a pod of the scenario matches entries with that pod; a
 // node-level one (empty pod, "node" naming a scenario node) matches entries
 // with that node. An entry's `severity`, when given, is required for it to
-// count as detected; whether a diagnosis is unexpected ignores severity.
+// count as detected (without one, only warning or critical count). Whether
+// a diagnosis is unexpected ignores severity, except that a warning or
+// critical one whose only expect entries say "info" is unexpected (listed
+// with its severity): the scenario states the condition is harmless.
 class VerifyTracker {
  public:
   explicit VerifyTracker(const Scenario& scenario);
@@ -38,7 +41,8 @@ class VerifyTracker {
   size_t DetectedCount() const;
   // When an expect entry was first seen (with its severity, if required).
   std::optional<double> FirstSeen(const Expectation& e) const;
-  // Warning/critical diagnoses no expect or allow entry covers.
+  // Warning/critical diagnoses no expect or allow entry covers, and those
+  // the scenario expects as info only.
   nlohmann::ordered_json Unexpected() const;
   // after_s of a detection at `seen_s`: from the latest fault on the pod
   // (or node) that had started by then, else from the job's start.
@@ -48,13 +52,18 @@ class VerifyTracker {
   // (kind, pod, node): node only for node-level diagnoses.
   using Key = std::tuple<std::string, std::string, std::string>;
   bool Covered(const std::vector<Expectation>& list, const Key& key) const;
+  // Every expect entry of the key states severity "info" (and one exists).
+  bool OnlyInfoExpected(const Key& key) const;
 
   const Scenario& scenario_;
   std::set<std::string> pods_;
   std::set<std::string> nodes_;
-  // key -> severity -> first time seen (warning and critical only).
+  // key -> severity -> first time seen (info, warning and critical).
   std::map<Key, std::map<std::string, double>> seen_;
 };
+
+// A severity that is a finding (warning, critical), as opposed to info.
+bool IsFinding(const std::string& severity);
 
 // Expectation as the JSON entry of detected/missing/unexpected lists.
 nlohmann::ordered_json EntryJson(const std::string& kind,

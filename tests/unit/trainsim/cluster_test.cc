@@ -153,7 +153,8 @@ TEST(ClusterSpecTest, InconsistentNodesAndPlacementAreRefusedWithTheirPath) {
        [](json& d) { d["expect"][0].erase("node"); },
        "expect[0].pod: is required (or node"},
       {"bad severity", [](json& d) { d["expect"][0]["severity"] = "high"; },
-       "expect[0].severity: must be \"warning\" or \"critical\""},
+       "expect[0].severity: must be \"info\", \"warning\" or "
+       "\"critical\""},
   };
   for (const BadCase& c : cases) {
     SCOPED_TRACE(c.what);

@@ -357,19 +357,30 @@ class TrainsimVerifyTest : public TrainsimPrivilegedTest {
     s["expect"] = std::move(expect);
     s["allow"] =
         json::parse(R"([{"kind": "cpu_throttled", "pod": "tj-worker-2"}])");
-    std::ofstream(scenario_path_) << s.dump();
+    // The stand-in reports no steps/s, and 3 s hold no 10 s window.
+    s["skip_step_rate_check"] = "a 3 s run against a stand-in agent";
+    return Run(s, diagnoses, json::array());
+  }
+  // verify of `scenario` against the stand-in serving these diagnoses and
+  // jobs; extra: more trainsim flags.
+  CommandResult Run(const json& scenario, const json& diagnoses,
+                    const json& jobs, std::vector<std::string> extra = {},
+                    std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    std::ofstream(scenario_path_) << scenario.dump();
     agent_ = dir_ + "/fake-agent.py";
     std::ofstream(agent_) << kFakeAgent;
     fs::permissions(agent_, fs::perms::owner_all);
     std::ofstream(agent_ + ".report") << json({{"generated_at", "x"},
                                                {"node", "n"},
                                                {"diagnoses", diagnoses},
-                                               {"jobs", json::array()}})
+                                               {"jobs", jobs}})
                                              .dump();
-    return RunCommand(
-        {TRAINSIM_BIN, "verify", "--scenario", scenario_path_, "--run-id",
-         run_id_, "--agent", agent_, "--agent-arg=--flows=off"},
-        std::chrono::seconds(60));
+    std::vector<std::string> argv = {
+        TRAINSIM_BIN,   "verify",   "--scenario",
+        scenario_path_, "--run-id", run_id_,
+        "--agent",      agent_,     "--agent-arg=--flows=off"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return RunCommand(argv, timeout);
   }
   static json LastLine(const std::string& out) {
     std::string s = out;
@@ -418,6 +429,55 @@ TEST_F(TrainsimVerifyTest, FailsOnMissingAndUnexpected) {
   EXPECT_EQ(
       last["unexpected"],
       json::parse(R"([{"kind": "straggler_worker", "pod": "tj-worker-0"}])"));
+  ExpectNothingLeft();
+}
+
+// The step-rate check and the results file through the real supervisor:
+// the pods' stamped step counts against a stand-in reporting one worker
+// right (5 steps/s at 200 ms steps) and one 40% high.
+TEST_F(TrainsimVerifyTest, StepRatesAgainstTheGroundTruthAndResultsFile) {
+  const json scenario = json::parse(R"({
+    "name": "priv-steps", "duration_s": 22, "interval_s": 1,
+    "jobs": [{"namespace": "training", "name": "sj", "ps": 1, "workers": 2,
+              "step_ms": 200, "compute_ms": 5,
+              "variables": [{"name": "dense", "bytes": 50000}]}]})");
+  const json jobs = json::parse(R"([{"namespace": "training",
+    "training_job": "sj", "steps_per_second": 12.0,
+    "worker_steps_per_second": {"sj-worker-0": 5.0, "sj-worker-1": 7.0}}])");
+  const json diagnoses = json::parse(R"([{"kind": "hot_parameter_server",
+    "pod": "sj-ps-0", "severity": "info",
+    "evidence": {"cost_fraction": 0.01, "expected_speedup": 1.01}}])");
+  const std::string results = dir_ + "/results.json";
+  CommandResult r = Run(scenario, diagnoses, jobs, {"--results", results},
+                        std::chrono::seconds(90));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  json last = LastLine(r.output);
+  EXPECT_EQ(last["passed"], false);
+  EXPECT_EQ(last["unexpected"], json::array());
+  const json& steps = last["step_rates"];
+  EXPECT_EQ(steps["checked"], true);
+  EXPECT_EQ(steps["passed"], false);
+  ASSERT_EQ(steps["workers"].size(), 2u) << steps;
+  EXPECT_EQ(steps["workers"][0]["pod"], "sj-worker-0");
+  EXPECT_NEAR(steps["workers"][0]["true_steps_per_second"].get<double>(), 5.0,
+              0.25);
+  EXPECT_EQ(steps["workers"][0]["passed"], true) << steps;
+  EXPECT_EQ(steps["workers"][1]["passed"], false) << steps;
+  EXPECT_TRUE(Contains(r.output, "Steps per second per worker")) << r.output;
+  EXPECT_TRUE(Contains(r.output, "FAIL: off by +")) << r.output;
+
+  std::ifstream in(results);
+  const json res = json::parse(in, nullptr, false);
+  ASSERT_TRUE(res.is_object()) << "no results file";
+  EXPECT_EQ(res["scenario"], "priv-steps");
+  EXPECT_EQ(res["verify"], last);
+  EXPECT_EQ(res["pods"]["sj-ps-0"]["role"], "ps");
+  ASSERT_EQ(res["jobs"].size(), 1u);
+  EXPECT_NEAR(res["jobs"][0]["true_steps_per_second"].get<double>(), 10.0, 0.5);
+  EXPECT_EQ(res["jobs"][0]["agent_steps_per_second"], 12.0);
+  ASSERT_EQ(res["diagnoses"].size(), 1u);
+  EXPECT_EQ(res["diagnoses"][0]["severity"], "info");
+  EXPECT_EQ(res["diagnoses"][0]["expected_speedup"], 1.01);
   ExpectNothingLeft();
 }
 

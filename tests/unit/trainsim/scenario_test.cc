@@ -244,5 +244,57 @@ TEST(ScenarioTest, ShippedScenariosParse) {
   EXPECT_GE(n, 5);
 }
 
+TEST(ScenarioTest, ExpectSeverityIncludesInfo) {
+  json doc = Example();
+  doc["expect"][0]["severity"] = "info";
+  EXPECT_EQ(ParseScenario(doc).expect[0].severity, "info");
+  for (const char* ok : {"warning", "critical"}) {
+    doc["expect"][0]["severity"] = ok;
+    EXPECT_EQ(ParseScenario(doc).expect[0].severity, ok);
+  }
+  doc["expect"][0]["severity"] = "notice";
+  try {
+    ParseScenario(doc);
+    ADD_FAILURE() << "accepted severity notice";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("expect[0].severity: must be "
+                                         "\"info\", \"warning\" or "
+                                         "\"critical\""),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ScenarioTest, StepRateCheckOnUnlessSkippedWithAReason) {
+  EXPECT_EQ(ParseScenario(Example()).skip_step_rate_check, "");
+  json doc = Example();
+  doc["skip_step_rate_check"] = "the job's steps have no period";
+  EXPECT_EQ(ParseScenario(doc).skip_step_rate_check,
+            "the job's steps have no period");
+  for (const json& bad : {json(""), json(true)}) {
+    doc["skip_step_rate_check"] = bad;
+    EXPECT_THROW(ParseScenario(doc), ScenarioError) << bad;
+  }
+}
+
+// Issue 14: the step-rate check covers step times from 100 ms to 5 s, so
+// some shipped scenario runs each end with the check on.
+TEST(ScenarioTest, ShippedScenariosCoverStepTimes) {
+  int fastest = 1 << 30, slowest = 0;
+  for (const auto& e : std::filesystem::directory_iterator(
+           std::string(TRAINSCOPE_SOURCE_DIR) + "/bench/scenarios")) {
+    if (e.path().extension() != ".json") continue;
+    const Scenario s = LoadScenarioFile(e.path().string());
+    if (!s.skip_step_rate_check.empty()) continue;
+    for (const Job& job : s.jobs) {
+      if (job.program) continue;
+      fastest = std::min(fastest, job.step_ms);
+      slowest = std::max(slowest, job.step_ms);
+    }
+  }
+  EXPECT_LE(fastest, 100);
+  EXPECT_GE(slowest, 5000);
+}
+
 }  // namespace
 }  // namespace trainsim

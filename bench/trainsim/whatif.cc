@@ -1,0 +1,88 @@
+#include "whatif.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace trainsim {
+
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void Missing(const std::string& what) {
+  throw std::runtime_error(what);
+}
+
+// The results' jobs[] entry of namespace/name.
+const json& JobEntry(const json& results, const std::string& ns,
+                     const std::string& name, const char* which) {
+  if (results.contains("jobs") && results["jobs"].is_array())
+    for (const json& j : results["jobs"])
+      if (j.is_object() && j.value("namespace", "") == ns &&
+          j.value("training_job", "") == name)
+        return j;
+  Missing(fmt::format("no job {}/{} in the {} results", ns, name, which));
+}
+
+double Rate(const json& job, const char* key, const std::string& what) {
+  if (!job.contains(key) || !job[key].is_number() ||
+      job[key].get<double>() <= 0)
+    Missing(fmt::format("no {} ({})", what, key));
+  return job[key].get<double>();
+}
+
+}  // namespace
+
+WhatIfResult CompareWhatIf(const json& diagnosed, const json* fixed,
+                           const std::string& kind, const std::string& pod,
+                           double tolerance) {
+  WhatIfResult r;
+  const json pods = diagnosed.value("pods", json::object());
+  if (!pods.contains(pod) || !pods[pod].is_object())
+    Missing("no pod " + pod + " in the results");
+  const std::string ns = pods[pod].value("namespace", "");
+  const std::string name = pods[pod].value("training_job", "");
+  r.job = ns + "/" + name;
+
+  std::optional<double> predicted;
+  for (const json& d : diagnosed.value("diagnoses", json::array())) {
+    if (!d.is_object() || d.value("kind", "") != kind ||
+        d.value("pod", "") != pod)
+      continue;
+    if (d.contains("expected_speedup") && d["expected_speedup"].is_number())
+      predicted = d["expected_speedup"].get<double>();
+  }
+  if (!predicted)
+    Missing(fmt::format("the results have no {} on {} with an expected_speedup",
+                        kind, pod));
+  r.predicted = *predicted;
+
+  const json& slow = JobEntry(diagnosed, ns, name, "diagnosed run's");
+  const double now =
+      Rate(slow, "true_steps_per_second", "true steps/s of the last minute");
+  if (fixed) {
+    const json& after = JobEntry(*fixed, ns, name, "fixed run's");
+    const double then =
+        Rate(after, "true_steps_per_second", "true steps/s of the fixed run");
+    r.measured = then / now;
+    r.measured_as = fmt::format(
+        "{:.3f} steps/s with the fix ({}) / {:.3f} steps/s without ({})", then,
+        fixed->value("scenario", "?"), now, diagnosed.value("scenario", "?"));
+  } else {
+    const double before =
+        Rate(slow, "true_steps_per_second_before_faults",
+             "true steps/s before the first fault (does the scenario have a "
+             "fault that starts after the warm-up?)");
+    r.measured = before / now;
+    r.measured_as = fmt::format(
+        "{:.3f} steps/s before the fault / {:.3f} steps/s in the last minute",
+        before, now);
+  }
+  r.error = (r.predicted - r.measured) / r.measured;
+  r.passed = std::fabs(r.error) <= tolerance;
+  return r;
+}
+
+}  // namespace trainsim
