@@ -35,7 +35,9 @@ void DetectGpuUnderutilized(const DetectorInput& in, const GpuSettings& s,
       f.diagnosis.evidence["steps_per_second"] = Round4(*pod.steps_per_second);
     if (exchange) f.diagnosis.evidence["exchange_share"] = Round4(*exchange);
     // The step could be this much shorter if the GPU never waited.
-    SetImpact(f.diagnosis, 1 - util, "gpu_idle_share");
+    std::string model = "gpu_idle_share";
+    SetImpact(f.diagnosis, JobCostOfPod(in.recent, key, 1 - util, model),
+              model);
     f.diagnosis.summary =
         trains && !computes
             ? fmt::format(

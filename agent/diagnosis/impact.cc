@@ -119,6 +119,33 @@ std::optional<ExchangePace> PeerExchangePace(const WindowStats& stats,
   return ExchangePace{Median(here), Median(elsewhere)};
 }
 
+double JobCostOfPod(const WindowStats& stats, const std::string& pod_key,
+                    double pod_cost, std::string& model) {
+  auto it = stats.pods.find(pod_key);
+  if (it == stats.pods.end() || !it->second.steps_per_second ||
+      !RunsTrainingSteps(it->second.meta.role))
+    return pod_cost;
+  const PodMeta& meta = it->second.meta;
+  const double own = *it->second.steps_per_second;
+  std::vector<double> peers;
+  double total = own;
+  for (const auto& [key, pod] : stats.pods) {
+    if (key == pod_key || !pod.steps_per_second ||
+        !RunsTrainingSteps(pod.meta.role) || !SameJob(pod.meta, meta))
+      continue;
+    peers.push_back(*pod.steps_per_second);
+    total += *pod.steps_per_second;
+  }
+  if (peers.empty() || total <= 0) return pod_cost;
+  const double median = Median(peers);
+  // Within 10% of its peers: the job keeps its pace (or it is no slower).
+  if (own >= 0.9 * median) return pod_cost;
+  const double fixed =
+      std::min(median, own / (1 - std::clamp(pod_cost, 0.0, kMaxCost)));
+  model += "_x_job_share";
+  return CostOfSpeedup((total - own + std::max(own, fixed)) / total);
+}
+
 std::optional<double> StallShare(const PodStats& pod,
                                  std::string_view resource) {
   std::optional<double> ratio;

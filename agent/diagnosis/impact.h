@@ -61,6 +61,15 @@ std::optional<ExchangePace> PeerExchangePace(const WindowStats& stats,
                                              const PodMeta& job,
                                              const std::string& peer_key);
 
+// A cost of one step-running pod's own step time, as a cost of its job:
+// when the pod runs slower than its peers (its own pace: asynchronous
+// training), fixing it adds its missing steps to the job's total, up to the
+// peers' median pace; when it keeps its peers' pace (synchronous training,
+// every step waits for it) or step rates are unknown, the pod's cost is the
+// job's. Appends "_x_job_share" to `model` when it scaled the cost.
+double JobCostOfPod(const WindowStats& stats, const std::string& pod_key,
+                    double pod_cost, std::string& model);
+
 // A pod's stall: the fraction of wall time its tasks waited on `resource`
 // ("cpu", "io", "memory"; PSI some), empty when not measured.
 std::optional<double> StallShare(const PodStats& pod,

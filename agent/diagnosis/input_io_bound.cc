@@ -25,8 +25,10 @@ void SetInputImpact(const DetectorInput& in, const std::string& key,
   if (pod.steps_per_second && peers && *peers > 0) {
     d.evidence["steps_per_second"] = Round4(*pod.steps_per_second);
     d.evidence["peer_steps_per_second"] = Round4(*peers);
-    SetImpact(d, 1 - std::min(1.0, *pod.steps_per_second / *peers),
-              "step_rate_drop");
+    std::string model = "step_rate_drop";
+    const double own =
+        1 - std::min(1.0, *pod.steps_per_second / *peers);
+    SetImpact(d, JobCostOfPod(in.recent, key, own, model), model);
     return;
   }
   SetImpact(d, 1 - std::min(1.0, exchange_ratio), "exchange_drop");

@@ -39,7 +39,9 @@ void DetectMemoryPressure(const DetectorInput& in, const MemorySettings& s,
     // What it costs now is the memory stall; what it risks is an OOM kill
     // (a killed PS restarts the job), so near the limit it is never info.
     const bool near_limit = ratio && *ratio >= s.enter_ratio;
-    SetImpact(f.diagnosis, psi.value_or(0), "memory_pressure",
+    std::string model = "memory_pressure";
+    const double cost = JobCostOfPod(in.recent, key, psi.value_or(0), model);
+    SetImpact(f.diagnosis, cost, model,
               critical     ? Severity::kCritical
               : near_limit ? Severity::kWarning
                            : Severity::kInfo);

@@ -121,4 +121,28 @@ std::optional<PeriodEstimate> EstimatePeriod(std::span<const BurstPoint> bursts,
   return best;
 }
 
+std::vector<BurstPoint> MergeBursts(std::span<const BurstPoint> bursts,
+                                    double gap_s) {
+  std::vector<BurstPoint> out;
+  for (const BurstPoint& b : bursts) {
+    const double end = std::max(b.end_s, b.start_s);
+    if (!out.empty() && b.start_s - out.back().end_s <= gap_s) {
+      out.back().end_s = std::max(out.back().end_s, end);
+      out.back().bytes += b.bytes;
+      continue;
+    }
+    out.push_back({b.start_s, b.bytes, end});
+  }
+  return out;
+}
+
+std::optional<PeriodEstimate> EstimatePeriodAtAnyScale(
+    std::span<const BurstPoint> bursts, const PeriodSettings& s) {
+  for (double gap : kMergeGaps) {
+    const std::vector<BurstPoint> merged = MergeBursts(bursts, gap);
+    if (auto e = EstimatePeriod(merged, s)) return e;
+  }
+  return std::nullopt;
+}
+
 }  // namespace trainscope

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 namespace trainscope {
 
@@ -11,6 +12,7 @@ namespace trainscope {
 struct BurstPoint {
   double start_s = 0;
   uint64_t bytes = 0;
+  double end_s = 0;  // last packet; start_s when unknown
 };
 
 struct PeriodSettings {
@@ -44,5 +46,23 @@ struct PeriodEstimate {
 // aligns as well, no multiple of it does.
 std::optional<PeriodEstimate> EstimatePeriod(std::span<const BurstPoint> bursts,
                                              const PeriodSettings& s = {});
+
+// `bursts` (sorted by start) with those separated by at most `gap_s` of
+// silence joined into one (first start, last end, bytes summed): one step's
+// exchange that a slow or shaped link split into pieces becomes one burst
+// again.
+std::vector<BurstPoint> MergeBursts(std::span<const BurstPoint> bursts,
+                                    double gap_s);
+
+// The merge gaps EstimatePeriodAtAnyScale tries, smallest first: the
+// kernel's bursts as they are, then joined over longer and longer silences.
+inline constexpr double kMergeGaps[] = {0, 0.05, 0.1, 0.2, 0.4};
+
+// EstimatePeriod of the bursts merged at each of kMergeGaps in turn; the
+// first that shows a clear period wins. The smallest scale that works keeps
+// short steps apart; a larger one only joins pieces of one exchange, since
+// a merge across steps leaves no regular train.
+std::optional<PeriodEstimate> EstimatePeriodAtAnyScale(
+    std::span<const BurstPoint> bursts, const PeriodSettings& s = {});
 
 }  // namespace trainscope

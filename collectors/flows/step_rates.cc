@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 
 namespace trainscope {
 
@@ -19,7 +20,7 @@ void StepRateTracker::Add(const std::vector<BurstEvent>& events,
       stream.bursts.clear();
       stream.bytes = 0;
     }
-    stream.bursts.push_back({e.start_s, e.payload_bytes});
+    stream.bursts.push_back({e.start_s, e.payload_bytes, e.end_s});
     stream.bytes += e.payload_bytes;
     if (stream.bursts.size() > s_.max_bursts_per_stream) {
       stream.bytes -= stream.bursts.front().bytes;
@@ -64,7 +65,7 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
     if (enough_bursts && long_enough) break;
   }
   const std::vector<BurstPoint> window(b.begin() + first, b.end());
-  auto period = EstimatePeriod(window, s_.period);
+  auto period = EstimatePeriodAtAnyScale(window, s_.period);
   if (!period) return std::nullopt;
   if (now_s - b.back().start_s > 3 * period->period_s + 1) return std::nullopt;
   return period;
@@ -102,6 +103,25 @@ std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) const {
         break;
       }
     }
+  }
+  return out;
+}
+
+std::vector<std::string> StepRateTracker::Describe(double now_s) const {
+  std::vector<std::string> out;
+  for (const auto& [key, stream] : streams_) {
+    const auto& [pod, peer, direction] = key;
+    std::string line = pod + " " + peer +
+                       (direction == FlowDirection::kReceive ? " rx " : " tx ") +
+                       std::to_string(stream.bursts.size()) + " bursts:";
+    const size_t from = stream.bursts.size() > 6 ? stream.bursts.size() - 6 : 0;
+    for (size_t i = from; i < stream.bursts.size(); ++i) {
+      line += " " + std::to_string(stream.bursts[i].start_s - now_s) + "s/" +
+              std::to_string(stream.bursts[i].bytes) + "B";
+    }
+    auto period = StreamPeriod(stream, now_s);
+    line += period ? " period " + std::to_string(period->period_s) : " no period";
+    out.push_back(std::move(line));
   }
   return out;
 }

@@ -22,7 +22,9 @@ struct StepRateSettings {
   double min_window_s = 30;
   double max_window_s = 120;
   size_t min_bursts = 12;
-  size_t max_bursts_per_stream = 256;
+  // A shaped link splits one exchange into several bursts (TCP waiting on
+  // its window): 512 holds 30 s of a stream with 15 bursts a second.
+  size_t max_bursts_per_stream = 512;
   PeriodSettings period;
 };
 
@@ -53,6 +55,9 @@ class StepRateTracker {
   // stopped exchanging, so it gives no rate.
   std::map<std::string, StepRate> Rates(double now_s) const;
   size_t streams() const { return streams_.size(); }
+  // One line per stream (pod, peer, direction, bursts, newest bursts, the
+  // period or why none), for --log-level debug.
+  std::vector<std::string> Describe(double now_s) const;
 
  private:
   using StreamKey = std::tuple<std::string, std::string, FlowDirection>;

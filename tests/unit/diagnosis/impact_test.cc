@@ -151,6 +151,26 @@ TEST(GpuImpactTest, IdlePodIsNotNamed) {
   EXPECT_TRUE(FindingsOf(kGpuUnderutilized, b.Build()).empty());
 }
 
+// The straggler scenario: worker-3 throttled to a quarter of its peers'
+// pace, stalled 77% of its time. Fixed, it adds its missing steps: 1.23x
+// for the asynchronous job, not the 4.3x of its own step.
+TEST(JobCostTest, SlowWorkerOfAnAsyncJobCostsItsShare) {
+  WindowBuilder b;
+  for (int w = 0; w < 4; ++w) {
+    b.Pod("ctr-worker-" + std::to_string(w), Role::kWorker)
+        .Gauge(&PodPoint::steps_per_second, w == 3 ? 0.475 : 2.0);
+  }
+  const WindowStats stats = ComputeStats(b.Build(), TimeRange{});
+  std::string model = "cpu_pressure";
+  const double cost = JobCostOfPod(stats, Key("ctr-worker-3"), 0.77, model);
+  EXPECT_EQ(model, "cpu_pressure_x_job_share");
+  EXPECT_NEAR(SpeedupOfCost(cost), 8.0 / 6.475, 1e-3);
+  // A worker at its peers' pace (synchronous): the whole job waits on it.
+  model = "cpu_pressure";
+  EXPECT_DOUBLE_EQ(JobCostOfPod(stats, Key("ctr-worker-0"), 0.3, model), 0.3);
+  EXPECT_EQ(model, "cpu_pressure");
+}
+
 TEST(ExchangeShareTest, FromTheWorkersElseFromThePeer) {
   WindowBuilder b;
   b.Pod("ctr-ps-0", Role::kPs)

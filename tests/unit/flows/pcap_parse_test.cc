@@ -196,6 +196,35 @@ TEST(PacketAccounting, CountsEachFlowOnItsFirstInterfaceOnly) {
   EXPECT_TRUE(acc.TakeDeltas().empty());
 }
 
+// pcap mode finds exchange bursts from the capture's timestamps: a packet
+// seen again on a second interface is not a second burst, pure ACKs are not
+// bursts, a silence over the gap ends one.
+TEST(PacketAccounting, BurstsFromCaptureTimestamps) {
+  PacketAccounting acc(65536, 0.02);
+  const auto a = *IpAddress::Parse("198.18.0.1");
+  acc.SetLocalPods({{a, "ua"}});
+  for (int step = 0; step < 3; ++step) {
+    for (int i = 0; i < 10; ++i) {
+      ParsedPacket p = Packet("198.18.0.2", "198.18.0.1", 2222, 40000, 1500);
+      p.timestamp_s = 100 + step * 0.5 + i * 0.001;
+      acc.Add(p, 3);
+      acc.Add(p, 5);  // the same packet on the bridge
+      ParsedPacket ack = Packet("198.18.0.1", "198.18.0.2", 40000, 2222, 52);
+      ack.timestamp_s = p.timestamp_s;
+      acc.Add(ack, 3);
+    }
+  }
+  const auto bursts = acc.TakeBursts(101.5);
+  ASSERT_EQ(bursts.size(), 3u);
+  for (const auto& b : bursts) {
+    EXPECT_EQ(b.pod.address, a);
+    EXPECT_EQ(b.direction, FlowDirection::kReceive);
+    EXPECT_EQ(b.packets, 10u);
+    EXPECT_EQ(b.payload_bytes, 10u * (1500 - 52));
+  }
+  EXPECT_NEAR(bursts[2].start_s - bursts[1].start_s, 0.5, 1e-9);
+}
+
 TEST(ConversationTable, FirstSenderIsA) {
   ConversationTable t;
   t.Add(Packet("198.18.0.1", "198.18.0.2", 40000, 2222, 100));

@@ -120,6 +120,45 @@ TEST(EstimatePeriod, ReportsJitterAndCycles) {
   EXPECT_GT(got->alignment, 0.9);
 }
 
+TEST(MergeBursts, JoinsPiecesSeparatedByShortSilences) {
+  const std::vector<BurstPoint> in = {
+      {1.00, 100, 1.01}, {1.04, 200, 1.05}, {1.30, 50, 1.31}, {1.32, 8, 1.32}};
+  const auto merged = MergeBursts(in, 0.05);
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_DOUBLE_EQ(merged[0].start_s, 1.00);
+  EXPECT_DOUBLE_EQ(merged[0].end_s, 1.05);
+  EXPECT_EQ(merged[0].bytes, 300u);
+  EXPECT_EQ(merged[1].bytes, 58u);
+  EXPECT_EQ(MergeBursts(in, 0).size(), 4u);
+}
+
+// A shaped link: each step's exchange arrives in 2-6 pieces of random size
+// separated by 20-45 ms stalls (TCP waiting for its window), between small
+// requests; one step every ~0.62 s. Joined over 50-100 ms silences the
+// pieces are one burst per step again.
+TEST(EstimatePeriodAtAnyScale, ExchangeSplitByAShapedLink) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> pieces(2, 6);
+  std::uniform_real_distribution<double> stall(0.02, 0.045), size(0.1, 1.0),
+      jitter(-0.02, 0.02);
+  std::vector<BurstPoint> bursts;
+  double t = 50;
+  for (int step = 0; step < 60; ++step) {
+    bursts.push_back({t, 8, t});  // the request
+    double at = t + stall(rng);
+    for (int p = pieces(rng); p > 0; --p) {
+      const double len = 0.03 * size(rng);
+      bursts.push_back({at, static_cast<uint64_t>(600000 * size(rng)),
+                        at + len});
+      at += len + stall(rng);
+    }
+    t += 0.62 + jitter(rng);
+  }
+  const auto got = EstimatePeriodAtAnyScale(bursts);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_NEAR(got->period_s, 0.62, 0.62 * 0.03);
+}
+
 TEST(EstimatePeriod, EmptyAndTinyInputs) {
   EXPECT_FALSE(EstimatePeriod({}).has_value());
   std::vector<BurstPoint> two = {{1, 10}, {2, 10}};
