@@ -17,8 +17,7 @@ void SetThrottleImpact(const DetectorInput& in, const std::string& key,
                        Diagnosis& d) {
   const auto pressure = StallShare(pod, "cpu");
   const double stall = pressure.value_or(std::min(1.0, throttled_ratio));
-  std::string model =
-      pressure ? "cpu_pressure" : "throttled_ratio_upper_bound";
+  std::string model = pressure ? "cpu_pressure" : "throttled_ratio_upper_bound";
   if (pressure) d.evidence["cpu_pressure_ratio"] = Round4(*pressure);
   if (pod.meta.role == Role::kPs) {
     if (auto busy = WorkerExchangeShare(in.recent, pod.meta, key)) {

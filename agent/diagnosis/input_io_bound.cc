@@ -26,8 +26,7 @@ void SetInputImpact(const DetectorInput& in, const std::string& key,
     d.evidence["steps_per_second"] = Round4(*pod.steps_per_second);
     d.evidence["peer_steps_per_second"] = Round4(*peers);
     std::string model = "step_rate_drop";
-    const double own =
-        1 - std::min(1.0, *pod.steps_per_second / *peers);
+    const double own = 1 - std::min(1.0, *pod.steps_per_second / *peers);
     SetImpact(d, JobCostOfPod(in.recent, key, own, model), model);
     return;
   }

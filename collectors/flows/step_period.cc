@@ -116,9 +116,57 @@ std::optional<PeriodEstimate> EstimatePeriod(std::span<const BurstPoint> bursts,
     if (best && e.period_s <= best->period_s * 1.05) continue;
     e.alignment = Alignment(big, e.period_s);
     if (e.alignment < s.min_alignment) continue;
+    const double n = static_cast<double>(big.size());
+    if (n * e.alignment * e.alignment < s.min_rayleigh_z) continue;
     best = e;
   }
   return best;
+}
+
+std::optional<PeriodEstimate> EstimatePeriodByVolume(
+    std::span<const BurstPoint> bursts, const PeriodSettings& s) {
+  if (bursts.size() < 3) return std::nullopt;
+  const std::vector<BurstPoint> big = BigBursts(bursts, s.big_burst_fraction);
+  if (big.size() < static_cast<size_t>(s.min_cycles) + 2) return std::nullopt;
+  // The densest size: the most bursts within +-tolerance of one of them.
+  std::vector<uint64_t> sizes;
+  for (const BurstPoint& b : big) sizes.push_back(b.bytes);
+  std::sort(sizes.begin(), sizes.end());
+  size_t best_count = 0, best_at = 0;
+  for (size_t i = 0, j = 0; i < sizes.size(); ++i) {
+    while (static_cast<double>(sizes[j]) <
+           static_cast<double>(sizes[i]) * (1 - 2 * s.size_tolerance))
+      ++j;
+    if (i - j + 1 > best_count) best_count = i - j + 1, best_at = (i + j) / 2;
+  }
+  const double modal = static_cast<double>(sizes[best_at]);
+  double modal_bytes = 0, all_bytes = 0;
+  for (uint64_t b : sizes) {
+    all_bytes += static_cast<double>(b);
+    if (std::abs(static_cast<double>(b) - modal) <= s.size_tolerance * modal)
+      modal_bytes += static_cast<double>(b);
+  }
+  const double share =
+      static_cast<double>(best_count) / static_cast<double>(big.size());
+  if (modal <= 0 || share < s.min_modal_share ||
+      modal_bytes < s.min_modal_share * all_bytes)
+    return std::nullopt;
+  // Every burst between the first and the last big burst's start counts,
+  // small pieces of a split exchange too.
+  const double first = big.front().start_s, last = big.back().start_s;
+  double steps = 0;
+  for (const BurstPoint& b : bursts)
+    if (b.start_s >= first && b.start_s < last)
+      steps += static_cast<double>(b.bytes) / modal;
+  const double span = last - first;
+  if (span <= 0 || steps < s.min_cycles) return std::nullopt;
+  PeriodEstimate e;
+  e.method = PeriodEstimate::Method::kVolume;
+  e.period_s = span / steps;
+  e.alignment = share;
+  e.cycles = static_cast<int>(steps);
+  e.bursts = big.size();
+  return e;
 }
 
 std::vector<BurstPoint> MergeBursts(std::span<const BurstPoint> bursts,
@@ -141,6 +189,7 @@ std::optional<PeriodEstimate> EstimatePeriodAtAnyScale(
   for (double gap : kMergeGaps) {
     const std::vector<BurstPoint> merged = MergeBursts(bursts, gap);
     if (auto e = EstimatePeriod(merged, s)) return e;
+    if (auto e = EstimatePeriodByVolume(merged, s)) return e;
   }
   return std::nullopt;
 }

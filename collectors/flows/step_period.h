@@ -27,11 +27,21 @@ struct PeriodSettings {
   // is no evidence of a period.
   int min_cycles = 4;
   size_t max_candidates = 16;
+  // Rayleigh's statistic n x alignment^2 at least this: a few bursts line
+  // up on some comb by chance (p about exp(-z): 0.7% at 5).
+  double min_rayleigh_z = 5;
+  // The volume estimate: the most common big-burst size (within this
+  // relative tolerance) must be that of at least this share of the big
+  // bursts and carry at least this share of their bytes.
+  double size_tolerance = 0.05;
+  double min_modal_share = 0.5;
 };
 
 struct PeriodEstimate {
+  enum class Method { kComb, kVolume };
+  Method method = Method::kComb;
   double period_s = 0;
-  double alignment = 0;  // see PeriodSettings::min_alignment
+  double alignment = 0;  // comb: see PeriodSettings; volume: modal share
   double jitter = 0;     // residual standard deviation / period
   int cycles = 0;        // whole periods the fit spans
   size_t bursts = 0;     // big bursts used
@@ -47,6 +57,16 @@ struct PeriodEstimate {
 std::optional<PeriodEstimate> EstimatePeriod(std::span<const BurstPoint> bursts,
                                              const PeriodSettings& s = {});
 
+// The period from the bytes a step exchanges, for trains whose timing is too
+// irregular for a comb (workers contending for one PS pull it at varying
+// phases of their step): every step exchanges the same variables, so the
+// most common big-burst size is the bytes of one step, and the bytes of all
+// bursts between the first and the last big burst's start (pieces of split
+// exchanges included), over that size, are the steps taken in that time.
+// Empty without a dominant size.
+std::optional<PeriodEstimate> EstimatePeriodByVolume(
+    std::span<const BurstPoint> bursts, const PeriodSettings& s = {});
+
 // `bursts` (sorted by start) with those separated by at most `gap_s` of
 // silence joined into one (first start, last end, bytes summed): one step's
 // exchange that a slow or shaped link split into pieces becomes one burst
@@ -58,10 +78,10 @@ std::vector<BurstPoint> MergeBursts(std::span<const BurstPoint> bursts,
 // kernel's bursts as they are, then joined over longer and longer silences.
 inline constexpr double kMergeGaps[] = {0, 0.05, 0.1, 0.2, 0.4};
 
-// EstimatePeriod of the bursts merged at each of kMergeGaps in turn; the
-// first that shows a clear period wins. The smallest scale that works keeps
-// short steps apart; a larger one only joins pieces of one exchange, since
-// a merge across steps leaves no regular train.
+// The bursts merged at each of kMergeGaps in turn, the comb
+// (EstimatePeriod) then the volume estimate at each; the first that shows a
+// period wins. The smallest scale that works keeps short steps apart; a
+// larger one joins the pieces of one exchange.
 std::optional<PeriodEstimate> EstimatePeriodAtAnyScale(
     std::span<const BurstPoint> bursts, const PeriodSettings& s = {});
 

@@ -16,16 +16,11 @@ void StepRateTracker::Add(const std::vector<BurstEvent>& events,
     // A start before the newest one means the source's clock or state
     // started again (a pcap restart, a re-created map entry): the old train
     // no longer lines up with the new one.
-    if (!stream.bursts.empty() && e.start_s < stream.bursts.back().start_s) {
+    if (!stream.bursts.empty() && e.start_s < stream.bursts.back().start_s)
       stream.bursts.clear();
-      stream.bytes = 0;
-    }
     stream.bursts.push_back({e.start_s, e.payload_bytes, e.end_s});
-    stream.bytes += e.payload_bytes;
-    if (stream.bursts.size() > s_.max_bursts_per_stream) {
-      stream.bytes -= stream.bursts.front().bytes;
+    if (stream.bursts.size() > s_.max_bursts_per_stream)
       stream.bursts.pop_front();
-    }
   }
 }
 
@@ -38,10 +33,8 @@ void StepRateTracker::Prune(const PodList& pods, const PodList* peer_pods,
   for (auto it = streams_.begin(); it != streams_.end();) {
     Stream& stream = it->second;
     while (!stream.bursts.empty() &&
-           stream.bursts.front().start_s < now_s - s_.max_window_s) {
-      stream.bytes -= stream.bursts.front().bytes;
+           stream.bursts.front().start_s < now_s - s_.max_window_s)
       stream.bursts.pop_front();
-    }
     const auto& [pod, peer, direction] = it->first;
     if (stream.bursts.empty() || !known.count(pod) || !known.count(peer)) {
       it = streams_.erase(it);
@@ -74,7 +67,6 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
 std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) const {
   struct Vote {
     double rate;
-    double weight;
     double jitter;
   };
   std::map<std::string, std::vector<Vote>> votes;
@@ -86,23 +78,18 @@ std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) const {
     auto period = StreamPeriod(stream, now_s);
     if (!period) continue;
     ++rate.streams;
-    votes[pod].push_back({1.0 / period->period_s,
-                          static_cast<double>(stream.bytes), period->jitter});
+    votes[pod].push_back({1.0 / period->period_s, period->jitter});
   }
+  // The median stream: a peer whose exchanges are not once per step (an
+  // evaluator's reads, a contended link's pieces) is outvoted.
   for (auto& [pod, v] : votes) {
     std::sort(v.begin(), v.end(),
               [](const Vote& a, const Vote& b) { return a.rate < b.rate; });
-    double total = 0;
-    for (const Vote& x : v) total += x.weight;
-    double acc = 0;
-    for (const Vote& x : v) {
-      acc += x.weight;
-      if (acc >= total / 2) {
-        out[pod].steps_per_second = x.rate;
-        out[pod].jitter = x.jitter;
-        break;
-      }
-    }
+    const Vote& mid = v[(v.size() - 1) / 2];
+    const double rate =
+        v.size() % 2 ? mid.rate : (mid.rate + v[v.size() / 2].rate) / 2;
+    out[pod].steps_per_second = rate;
+    out[pod].jitter = mid.jitter;
   }
   return out;
 }
@@ -111,16 +98,22 @@ std::vector<std::string> StepRateTracker::Describe(double now_s) const {
   std::vector<std::string> out;
   for (const auto& [key, stream] : streams_) {
     const auto& [pod, peer, direction] = key;
-    std::string line = pod + " " + peer +
-                       (direction == FlowDirection::kReceive ? " rx " : " tx ") +
-                       std::to_string(stream.bursts.size()) + " bursts:";
+    std::string line =
+        pod + " " + peer +
+        (direction == FlowDirection::kReceive ? " rx " : " tx ") +
+        std::to_string(stream.bursts.size()) + " bursts:";
     const size_t from = stream.bursts.size() > 6 ? stream.bursts.size() - 6 : 0;
     for (size_t i = from; i < stream.bursts.size(); ++i) {
       line += " " + std::to_string(stream.bursts[i].start_s - now_s) + "s/" +
               std::to_string(stream.bursts[i].bytes) + "B";
     }
     auto period = StreamPeriod(stream, now_s);
-    line += period ? " period " + std::to_string(period->period_s) : " no period";
+    line += period
+                ? std::string(period->method == PeriodEstimate::Method::kVolume
+                                  ? " volume period "
+                                  : " comb period ") +
+                      std::to_string(period->period_s)
+                : " no period";
     out.push_back(std::move(line));
   }
   return out;

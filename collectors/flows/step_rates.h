@@ -37,9 +37,9 @@ struct StepRate {
 };
 
 // Burst trains per (local pod, peer pod, direction), bounded in time and
-// count; forgets the pods that left. The rate of a pod is the byte-weighted
-// median of its streams' rates: every peer of a training step is exchanged
-// with once per step, so the streams agree unless one is not a step's.
+// count; forgets the pods that left. The rate of a pod is the median of its
+// streams' rates: every peer of a training step is exchanged with once per
+// step, so the streams agree unless one is not a step's.
 class StepRateTracker {
  public:
   explicit StepRateTracker(StepRateSettings s = {}) : s_(s) {}
@@ -63,7 +63,6 @@ class StepRateTracker {
   using StreamKey = std::tuple<std::string, std::string, FlowDirection>;
   struct Stream {
     std::deque<BurstPoint> bursts;  // by start time
-    uint64_t bytes = 0;             // in `bursts`
   };
   std::optional<PeriodEstimate> StreamPeriod(const Stream& stream,
                                              double now_s) const;

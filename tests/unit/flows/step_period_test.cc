@@ -148,8 +148,8 @@ TEST(EstimatePeriodAtAnyScale, ExchangeSplitByAShapedLink) {
     double at = t + stall(rng);
     for (int p = pieces(rng); p > 0; --p) {
       const double len = 0.03 * size(rng);
-      bursts.push_back({at, static_cast<uint64_t>(600000 * size(rng)),
-                        at + len});
+      bursts.push_back(
+          {at, static_cast<uint64_t>(600000 * size(rng)), at + len});
       at += len + stall(rng);
     }
     t += 0.62 + jitter(rng);
@@ -157,6 +157,59 @@ TEST(EstimatePeriodAtAnyScale, ExchangeSplitByAShapedLink) {
   const auto got = EstimatePeriodAtAnyScale(bursts);
   ASSERT_TRUE(got.has_value());
   EXPECT_NEAR(got->period_s, 0.62, 0.62 * 0.03);
+}
+
+// Four workers contend for one PS: each pulls the same 600 kB every step,
+// at a phase of its step that varies by a third of the step. No comb lines
+// the pulls up; their bytes over the bytes of one step still count the
+// steps.
+TEST(EstimatePeriodByVolume, IrregularPhasesSameBytesPerStep) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> phase(0, 0.2);
+  std::vector<BurstPoint> bursts;
+  for (int step = 0; step < 50; ++step) {
+    const double t = 10 + step * 0.6 + phase(rng);
+    bursts.push_back({t, 600000, t + 0.05});
+    bursts.push_back({t + 0.3, 16, t + 0.3});  // the gradient request
+  }
+  std::sort(bursts.begin(), bursts.end(),
+            [](const BurstPoint& a, const BurstPoint& b) {
+              return a.start_s < b.start_s;
+            });
+  const auto got = EstimatePeriodByVolume(bursts);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->method, PeriodEstimate::Method::kVolume);
+  EXPECT_NEAR(got->period_s, 0.6, 0.6 * 0.02);
+  const auto any = EstimatePeriodAtAnyScale(bursts);
+  ASSERT_TRUE(any.has_value());
+  EXPECT_NEAR(any->period_s, 0.6, 0.6 * 0.05);
+}
+
+// Sizes that change from step to step (no dominant size) give no volume
+// estimate: the bytes of one step are unknown.
+TEST(EstimatePeriodByVolume, NoDominantSize) {
+  std::vector<BurstPoint> bursts;
+  for (int step = 0; step < 40; ++step)
+    bursts.push_back(
+        {step * 0.5, 100000 + 20000 * static_cast<uint64_t>(step % 7)});
+  EXPECT_FALSE(EstimatePeriodByVolume(bursts).has_value());
+}
+
+// An exchange that a stall split in two now and then counts as one step.
+TEST(EstimatePeriodByVolume, SplitExchangesStillCountOnce) {
+  std::vector<BurstPoint> bursts;
+  for (int step = 0; step < 40; ++step) {
+    const double t = step * 0.5;
+    if (step % 5 == 2) {
+      bursts.push_back({t, 300000, t + 0.02});
+      bursts.push_back({t + 0.1, 300000, t + 0.12});
+    } else {
+      bursts.push_back({t, 600000, t + 0.05});
+    }
+  }
+  const auto got = EstimatePeriodByVolume(bursts);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_NEAR(got->period_s, 0.5, 0.5 * 0.02);
 }
 
 TEST(EstimatePeriod, EmptyAndTinyInputs) {
