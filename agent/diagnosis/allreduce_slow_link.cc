@@ -84,27 +84,38 @@ std::vector<std::string> Advice(const std::string& pod, const Worst& w,
 }
 
 // With the peers' links as fast as theirs, the time the rank exchanges
-// shrinks by capacity / peer capacity; with no overlap of compute and
-// communication that is the share of the step the whole ring saves. The
-// time the rank exchanges is measured (its exchange bursts); without it,
-// the link's utilization stands in (an upper bound).
-void SetSlowLinkImpact(const DetectorInput& in, const PodStats& rank,
-                       const Worst& worst,
+// shrinks by capacity / peer capacity (or, where the peers' capacities are
+// unknown, by its exchange pace against theirs: seconds per byte); with no
+// overlap of compute and communication that is the share of the step the
+// whole ring saves. The time the rank exchanges is measured (its exchange
+// bursts); without it, the link's utilization stands in (an upper bound).
+void SetSlowLinkImpact(const DetectorInput& in, const RankJob& job,
+                       const PodStats& rank, const Worst& worst,
                        const std::vector<double>& peer_capacity, Diagnosis& d) {
   const auto busy = PodExchangeShare(
       in.recent, PodKey(rank.meta.namespace_name, rank.meta.pod));
   if (busy) d.evidence["exchange_share"] = Round4(*busy);
   const double share = busy.value_or(std::min(1.0, worst.use.ratio));
-  const std::string model = busy
-                                ? "exchange_share_x_capacity_gap"
-                                : "link_utilization_x_capacity_gap_upper_bound";
+  std::string gap_model = "capacity_gap";
   double faster = 0;  // fraction of the exchange time a peer-fast link saves
   if (!peer_capacity.empty()) {
     const double peer = Median(peer_capacity);
     if (peer > worst.use.capacity_bytes_per_second)
       faster = 1 - worst.use.capacity_bytes_per_second / peer;
+  } else if (const auto here = PodExchangePace(rank)) {
+    std::vector<double> others;
+    for (const PodStats* p : job.ranks)
+      if (p != &rank)
+        if (auto pace = PodExchangePace(*p)) others.push_back(*pace);
+    if (!others.empty()) {
+      gap_model = "pace_gap";
+      faster = std::max(0.0, 1 - Median(others) / *here);
+    }
   }
-  SetImpact(d, share * faster, model);
+  SetImpact(d, share * faster,
+            busy ? "exchange_share_x_" + gap_model
+                 : "link_utilization_x_" + gap_model +
+                       std::string(kUpperBoundSuffix));
 }
 
 }  // namespace
@@ -158,7 +169,7 @@ void DetectAllreduceSlowLink(const DetectorInput& in,
       if (now && before && *before > 0) {
         ev["job_exchange_ratio_to_baseline"] = Round4(*now / *before);
       }
-      SetSlowLinkImpact(in, *rank, *worst, peer_capacity, f.diagnosis);
+      SetSlowLinkImpact(in, job, *rank, *worst, peer_capacity, f.diagnosis);
       f.diagnosis.summary = fmt::format(
           "Rank {} of allreduce job {} {}s {:.1f} Mbit/s, {:.0f}% of its "
           "{:.0f} Mbit/s {}, while {} of its {} peers' links are below "

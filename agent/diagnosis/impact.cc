@@ -119,6 +119,16 @@ std::optional<ExchangePace> PeerExchangePace(const WindowStats& stats,
   return ExchangePace{Median(here), Median(elsewhere)};
 }
 
+std::optional<double> PodExchangePace(const PodStats& pod) {
+  double busy = 0, bytes = 0;
+  for (const auto& [peer, r] : pod.peer_rates) {
+    busy += r.exchange_seconds;
+    bytes += r.receive_bytes + r.transmit_bytes;
+  }
+  if (busy <= 0 || bytes <= 0) return std::nullopt;
+  return busy / bytes;
+}
+
 double JobCostOfPod(const WindowStats& stats, const std::string& pod_key,
                     double pod_cost, std::string& model) {
   auto it = stats.pods.find(pod_key);

@@ -70,6 +70,10 @@ std::optional<ExchangePace> PeerExchangePace(const WindowStats& stats,
 double JobCostOfPod(const WindowStats& stats, const std::string& pod_key,
                     double pod_cost, std::string& model);
 
+// Seconds of exchange per byte of a pod with all its peers; empty without
+// exchange times.
+std::optional<double> PodExchangePace(const PodStats& pod);
+
 // A pod's stall: the fraction of wall time its tasks waited on `resource`
 // ("cpu", "io", "memory"; PSI some), empty when not measured.
 std::optional<double> StallShare(const PodStats& pod,

@@ -14,17 +14,6 @@
 namespace trainscope::diagnosis {
 namespace {
 
-// Seconds of exchange per byte of a pod with all its peers.
-std::optional<double> PodPace(const PodStats& pod) {
-  double busy = 0, bytes = 0;
-  for (const auto& [peer, r] : pod.peer_rates) {
-    busy += r.exchange_seconds;
-    bytes += r.receive_bytes + r.transmit_bytes;
-  }
-  if (busy <= 0 || bytes <= 0) return std::nullopt;
-  return busy / bytes;
-}
-
 // The share of the step spent exchanging over this link (a PS: the time its
 // workers exchange with it; a worker: its own exchange time), of which the
 // part beyond the pace of the job's other links is what a link with room
@@ -46,14 +35,14 @@ void SetPodLinkImpact(const DetectorInput& in, const std::string& key,
       elsewhere = pace->other_peers;
     }
   } else {
-    here = PodPace(pod);
+    here = PodExchangePace(pod);
     std::vector<double> others;
     for (const auto& [k, p] : in.recent.pods) {
       if (k == key || p.meta.training_job != pod.meta.training_job ||
           p.meta.namespace_name != pod.meta.namespace_name ||
           !RunsTrainingSteps(p.meta.role))
         continue;
-      if (auto pace = PodPace(p)) others.push_back(*pace);
+      if (auto pace = PodExchangePace(p)) others.push_back(*pace);
     }
     if (!others.empty()) elsewhere = Median(others);
   }

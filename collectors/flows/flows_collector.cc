@@ -166,7 +166,9 @@ void FlowsCollector::UpdateStepRates(const std::vector<BurstEvent>& bursts,
     for (const auto& line : step_rates_.Describe(now_s))
       spdlog::debug("[flows] steps {}", line);
   }
-  for (const auto& [uid, rate] : step_rates_.Rates(now_s)) {
+  auto rates = step_rates_.Rates(now_s);
+  WithdrawDisagreeingRanks(rates, pods, peer_pods);
+  for (const auto& [uid, rate] : rates) {
     out.step_rates.push_back({uid, rate.steps_per_second,
                               static_cast<unsigned>(rate.streams),
                               static_cast<unsigned>(rate.streams_seen)});

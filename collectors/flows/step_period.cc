@@ -184,8 +184,35 @@ std::vector<BurstPoint> MergeBursts(std::span<const BurstPoint> bursts,
   return out;
 }
 
+std::optional<double> NaturalMergeGap(std::span<const BurstPoint> bursts,
+                                      size_t min_long, double min_ratio) {
+  std::vector<double> silences;
+  for (size_t i = 1; i < bursts.size(); ++i) {
+    const double end = std::max(bursts[i - 1].end_s, bursts[i - 1].start_s);
+    // 1 ms floor: back-to-back pieces compare by ratio too.
+    silences.push_back(std::max(1e-3, bursts[i].start_s - end));
+  }
+  std::sort(silences.begin(), silences.end());
+  std::optional<double> gap;
+  double best_ratio = min_ratio;
+  for (size_t k = 0; k + 1 < silences.size(); ++k) {
+    if (silences.size() - k - 1 < min_long) break;
+    const double ratio = silences[k + 1] / silences[k];
+    if (ratio >= best_ratio) {
+      best_ratio = ratio;
+      gap = std::sqrt(silences[k] * silences[k + 1]);
+    }
+  }
+  return gap;
+}
+
 std::optional<PeriodEstimate> EstimatePeriodAtAnyScale(
     std::span<const BurstPoint> bursts, const PeriodSettings& s) {
+  if (auto natural = NaturalMergeGap(bursts, s.min_cycles)) {
+    const std::vector<BurstPoint> merged = MergeBursts(bursts, *natural);
+    if (auto e = EstimatePeriod(merged, s)) return e;
+    if (auto e = EstimatePeriodByVolume(merged, s)) return e;
+  }
   for (double gap : kMergeGaps) {
     const std::vector<BurstPoint> merged = MergeBursts(bursts, gap);
     if (auto e = EstimatePeriod(merged, s)) return e;

@@ -74,14 +74,25 @@ std::optional<PeriodEstimate> EstimatePeriodByVolume(
 std::vector<BurstPoint> MergeBursts(std::span<const BurstPoint> bursts,
                                     double gap_s);
 
-// The merge gaps EstimatePeriodAtAnyScale tries, smallest first: the
-// kernel's bursts as they are, then joined over longer and longer silences.
+// The silence that separates steps when the silences between bursts fall in
+// two clear groups (a step's pieces: ring-allreduce chunks, TCP stalls,
+// request and response; then the long silence until the next step): the
+// geometric mean of the two groups' nearest members, when they differ at
+// least `min_ratio` times and the long group has at least `min_long`
+// members. Empty when there is no such split.
+std::optional<double> NaturalMergeGap(std::span<const BurstPoint> bursts,
+                                      size_t min_long = 4,
+                                      double min_ratio = 3);
+
+// The fixed merge gaps EstimatePeriodAtAnyScale tries after the natural one,
+// smallest first: the kernel's bursts as they are, then joined over longer
+// and longer silences.
 inline constexpr double kMergeGaps[] = {0, 0.05, 0.1, 0.2, 0.4};
 
-// The bursts merged at each of kMergeGaps in turn, the comb
-// (EstimatePeriod) then the volume estimate at each; the first that shows a
-// period wins. The smallest scale that works keeps short steps apart; a
-// larger one joins the pieces of one exchange.
+// The bursts merged at the natural gap, then at each of kMergeGaps in turn,
+// the comb (EstimatePeriod) then the volume estimate at each; the first that
+// shows a period wins. The natural gap joins exactly the pieces of one step;
+// of the fixed ones the smallest that works keeps short steps apart.
 std::optional<PeriodEstimate> EstimatePeriodAtAnyScale(
     std::span<const BurstPoint> bursts, const PeriodSettings& s = {});
 

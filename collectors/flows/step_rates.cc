@@ -48,20 +48,31 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
     const Stream& stream, double now_s) const {
   const auto& b = stream.bursts;
   if (b.size() < 3) return std::nullopt;
-  // The newest bursts spanning at least min_window_s and min_bursts.
-  size_t first = b.size();
-  while (first > 0) {
-    --first;
-    const bool enough_bursts = b.size() - first >= s_.min_bursts;
-    const bool long_enough =
-        b.back().start_s - b[first].start_s >= s_.min_window_s;
-    if (enough_bursts && long_enough) break;
+  // The shortest window that shows a period: a short one follows a rate
+  // that changes (a straggler slowing down) within seconds, but only
+  // counts when it holds many cycles; slow steps need the longer ones.
+  double span = s_.short_window_s;
+  while (true) {
+    size_t first = b.size();
+    while (first > 0) {
+      --first;
+      if (b.size() - first >= s_.min_bursts &&
+          b.back().start_s - b[first].start_s >= span)
+        break;
+    }
+    const std::vector<BurstPoint> window(b.begin() + first, b.end());
+    auto period = EstimatePeriodAtAnyScale(window, s_.period);
+    const bool enough = span > s_.short_window_s ||
+                        (period && period->cycles >= s_.short_window_cycles);
+    if (period && enough) {
+      if (now_s - b.back().start_s > 3 * period->period_s + 1)
+        return std::nullopt;
+      return period;
+    }
+    if (span >= s_.max_window_s || first == 0) return std::nullopt;
+    span = std::min(span == s_.short_window_s ? s_.min_window_s : span * 2,
+                    s_.max_window_s);
   }
-  const std::vector<BurstPoint> window(b.begin() + first, b.end());
-  auto period = EstimatePeriodAtAnyScale(window, s_.period);
-  if (!period) return std::nullopt;
-  if (now_s - b.back().start_s > 3 * period->period_s + 1) return std::nullopt;
-  return period;
 }
 
 std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) const {
@@ -92,6 +103,42 @@ std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) const {
     out[pod].jitter = mid.jitter;
   }
   return out;
+}
+
+void WithdrawDisagreeingRanks(std::map<std::string, StepRate>& rates,
+                              const PodList& pods, const PodList* peer_pods,
+                              double tolerance) {
+  using Job = std::pair<std::string, std::string>;
+  std::set<Job> with_ps;
+  std::map<std::string, Job> job_of;  // step-running pods by uid
+  for (const PodList* list : {&pods, peer_pods}) {
+    if (!list) continue;
+    for (const PodInfo& p : *list) {
+      if (p.training_job.empty()) continue;
+      const Job job{p.namespace_name, p.training_job};
+      if (p.role == Role::kPs) with_ps.insert(job);
+      if (RunsTrainingSteps(p.role)) job_of.emplace(p.uid, job);
+    }
+  }
+  std::map<Job, std::pair<double, double>> range;  // min, max
+  for (const auto& [uid, r] : rates) {
+    auto job = job_of.find(uid);
+    if (job == job_of.end() || with_ps.count(job->second) ||
+        !r.steps_per_second)
+      continue;
+    auto [it, fresh] = range.try_emplace(job->second, *r.steps_per_second,
+                                         *r.steps_per_second);
+    it->second.first = std::min(it->second.first, *r.steps_per_second);
+    it->second.second = std::max(it->second.second, *r.steps_per_second);
+  }
+  for (auto& [uid, r] : rates) {
+    auto job = job_of.find(uid);
+    if (job == job_of.end()) continue;
+    auto it = range.find(job->second);
+    if (it == range.end()) continue;
+    const auto [lo, hi] = it->second;
+    if (hi > lo * (1 + tolerance)) r.steps_per_second.reset();
+  }
 }
 
 std::vector<std::string> StepRateTracker::Describe(double now_s) const {

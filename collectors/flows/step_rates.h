@@ -16,9 +16,13 @@
 namespace trainscope {
 
 struct StepRateSettings {
-  // Each estimate looks at the newest bursts of a stream: at least this
-  // long a span (and at least `min_bursts`), at most `max_window_s`, so a
-  // rate that changes is followed within about half a minute.
+  // Each estimate looks at the newest bursts of a stream: first the last
+  // `short_window_s`, which counts only when it holds at least
+  // `short_window_cycles` periods (so a rate that changes is followed
+  // within seconds), then at least `min_window_s`, doubling up to
+  // `max_window_s` (slow steps); always at least `min_bursts` bursts.
+  double short_window_s = 12;
+  int short_window_cycles = 10;
   double min_window_s = 30;
   double max_window_s = 120;
   size_t min_bursts = 12;
@@ -35,6 +39,17 @@ struct StepRate {
   size_t streams_seen = 0;  // streams with bursts in the window
   double jitter = 0;        // of the stream nearest the pod's rate
 };
+
+// Ranks of one allreduce job step together: their rates can only differ by
+// noise. Where the local ranks of a job without parameter servers disagree
+// by more than `tolerance` (relative to the slowest), the streams show
+// something other than steps (a ring paced by one slow link sends its
+// chunks at a uniform pace, no silence marking the steps): their rates are
+// withdrawn rather than reported wrong. `pods` and `peer_pods` (may be null)
+// tell the jobs' roles.
+void WithdrawDisagreeingRanks(std::map<std::string, StepRate>& rates,
+                              const PodList& pods, const PodList* peer_pods,
+                              double tolerance = 0.15);
 
 // Burst trains per (local pod, peer pod, direction), bounded in time and
 // count; forgets the pods that left. The rate of a pod is the median of its

@@ -212,6 +212,41 @@ TEST(EstimatePeriodByVolume, SplitExchangesStillCountOnce) {
   EXPECT_NEAR(got->period_s, 0.5, 0.5 * 0.02);
 }
 
+// A ring allreduce rank sends 2(N-1) = 6 equal chunks to its neighbour per
+// step, each after receiving one (a few ms of silence), then computes for
+// 0.4 s. As they come the chunks show six times the step rate; joined over
+// the natural gap between the two groups of silences, one burst per step.
+TEST(EstimatePeriodAtAnyScale, RingAllreduceChunksAreOneStep) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> wait(0.004, 0.015), noise(0, 0.03);
+  std::vector<BurstPoint> bursts;
+  double t = 20;
+  for (int step = 0; step < 40; ++step) {
+    double at = t;
+    for (int c = 0; c < 6; ++c) {
+      bursts.push_back({at, 250000, at + 0.01});
+      at += 0.01 + wait(rng);
+    }
+    t = at + 0.4 + noise(rng);
+  }
+  const double period = (t - 20) / 40;
+  const auto gap = NaturalMergeGap(bursts);
+  ASSERT_TRUE(gap.has_value());
+  EXPECT_GT(*gap, 0.015);
+  EXPECT_LT(*gap, 0.4);
+  const auto got = EstimatePeriodAtAnyScale(bursts);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_NEAR(got->period_s, period, period * 0.03);
+}
+
+TEST(NaturalMergeGap, NoneWhenTheSilencesAreOneGroup) {
+  std::vector<BurstPoint> bursts;
+  for (int step = 0; step < 40; ++step)
+    bursts.push_back(
+        {step * 0.1, 1000, step * 0.1 + 0.05 + 0.001 * (step % 3)});
+  EXPECT_FALSE(NaturalMergeGap(bursts).has_value());
+}
+
 TEST(EstimatePeriod, EmptyAndTinyInputs) {
   EXPECT_FALSE(EstimatePeriod({}).has_value());
   std::vector<BurstPoint> two = {{1, 10}, {2, 10}};

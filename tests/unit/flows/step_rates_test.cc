@@ -79,6 +79,16 @@ TEST_F(StepRateTrackerTest, FollowsARateThatDrops) {
   EXPECT_NEAR(*rates.at("w0").steps_per_second, 0.8, 0.02);
 }
 
+TEST_F(StepRateTrackerTest, FollowsAChangeWithinSeconds) {
+  StepRateTracker tracker;
+  auto resolver = Resolver();
+  tracker.Add(Train("198.18.0.20", 0, 0.25, 240), resolver);  // 0..60 s
+  tracker.Add(Train("198.18.0.20", 60, 0.5, 30), resolver);   // 60..75 s
+  const auto rates = tracker.Rates(75);
+  ASSERT_TRUE(rates.at("w0").steps_per_second.has_value());
+  EXPECT_NEAR(*rates.at("w0").steps_per_second, 2.0, 0.05);
+}
+
 TEST_F(StepRateTrackerTest, StalledStreamGivesNoRate) {
   StepRateTracker tracker;
   auto resolver = Resolver();
@@ -135,6 +145,33 @@ TEST_F(StepRateTrackerTest, PruneDropsOldBursts) {
   tracker.Add(Train("198.18.0.20", 0, 0.5, 20), resolver);
   tracker.Prune(pods_, nullptr, 500);
   EXPECT_EQ(tracker.streams(), 0u);
+}
+
+TEST(WithdrawDisagreeingRanks, AllreduceRanksMustAgree) {
+  PodList pods;
+  for (int i = 0; i < 3; ++i) {
+    PodInfo p = Pod("r" + std::to_string(i), "ar-worker-" + std::to_string(i),
+                    "198.18.1." + std::to_string(i + 1), Role::kWorker);
+    p.training_job = "ar";
+    pods.push_back(p);
+  }
+  PodInfo w = Pod("w0", "job-worker-0", "198.18.0.10", Role::kWorker);
+  w.training_job = "job";
+  PodInfo ps = Pod("ps0", "job-ps-0", "198.18.0.20", Role::kPs);
+  ps.training_job = "job";
+  pods.push_back(w);
+  pods.push_back(ps);
+  std::map<std::string, StepRate> agree = {
+      {"r0", {2.0}}, {"r1", {2.1}}, {"r2", {1.95}}, {"w0", {5.0}}};
+  WithdrawDisagreeingRanks(agree, pods, nullptr);
+  EXPECT_TRUE(agree["r0"].steps_per_second && agree["r2"].steps_per_second);
+  std::map<std::string, StepRate> paced = {
+      {"r0", {4.0}}, {"r1", {3.0}}, {"r2", {5.7}}, {"w0", {5.0}}};
+  WithdrawDisagreeingRanks(paced, pods, nullptr);
+  EXPECT_FALSE(paced["r0"].steps_per_second.has_value());
+  EXPECT_FALSE(paced["r2"].steps_per_second.has_value());
+  // A PS job's workers step at their own pace: never withdrawn.
+  EXPECT_TRUE(paced["w0"].steps_per_second.has_value());
 }
 
 TEST(BurstDetector, GapsSplitBurstsAndAcksAreIgnored) {
