@@ -34,8 +34,9 @@ void DetectGpuUnderutilized(const DetectorInput& in, const GpuSettings& s,
     if (pod.steps_per_second)
       f.diagnosis.evidence["steps_per_second"] = Round4(*pod.steps_per_second);
     if (exchange) f.diagnosis.evidence["exchange_share"] = Round4(*exchange);
-    // The step could be this much shorter if the GPU never waited.
-    std::string model = "gpu_idle_share";
+    // The step could be this much shorter if the GPU never waited: a bound,
+    // since what it waits on (input, PS, CPU) sets how much a fix gives.
+    std::string model = "gpu_idle_share_upper_bound";
     SetImpact(f.diagnosis, JobCostOfPod(in.recent, key, 1 - util, model),
               model);
     f.diagnosis.summary =

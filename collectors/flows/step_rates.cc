@@ -62,8 +62,13 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
     }
     const std::vector<BurstPoint> window(b.begin() + first, b.end());
     auto period = EstimatePeriodAtAnyScale(window, s_.period);
-    const bool enough = span > s_.short_window_s ||
-                        (period && period->cycles >= s_.short_window_cycles);
+    // The short window only for a regular train (the comb): the volume
+    // estimate of an irregular one needs the longer windows to average out
+    // where its first and last steps fall.
+    const bool enough =
+        span > s_.short_window_s ||
+        (period && period->method == PeriodEstimate::Method::kComb &&
+         period->cycles >= s_.short_window_cycles);
     if (period && enough) {
       if (now_s - b.back().start_s > 3 * period->period_s + 1)
         return std::nullopt;

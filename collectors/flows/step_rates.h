@@ -17,12 +17,12 @@ namespace trainscope {
 
 struct StepRateSettings {
   // Each estimate looks at the newest bursts of a stream: first the last
-  // `short_window_s`, which counts only when it holds at least
-  // `short_window_cycles` periods (so a rate that changes is followed
-  // within seconds), then at least `min_window_s`, doubling up to
+  // `short_window_s`, which counts only when a comb finds at least
+  // `short_window_cycles` periods in it (so a regular rate that changes is
+  // followed within seconds), then at least `min_window_s`, doubling up to
   // `max_window_s` (slow steps); always at least `min_bursts` bursts.
   double short_window_s = 12;
-  int short_window_cycles = 10;
+  int short_window_cycles = 5;
   double min_window_s = 30;
   double max_window_s = 120;
   size_t min_bursts = 12;
