@@ -21,10 +21,17 @@ std::vector<Transition> Engine::Update(
     if (!seen.insert(key).second) continue;
     State& st = states_[key];
     const auto since = st.latest.since;
+    const Severity held = st.latest.severity;
     st.latest = f.diagnosis;
     st.latest.since = since;
     st.exit_streak = 0;
-    if (st.active) continue;
+    if (st.active) {
+      // While active the severity may rise, never fall: a cost that hovers
+      // at a threshold must not flip the series' severity label (and reset
+      // every alert's `for` timer). It falls when the diagnosis clears.
+      st.latest.severity = std::max(held, f.diagnosis.severity);
+      continue;
+    }
     if (f.level == Finding::Level::kEnter) {
       if (st.enter_streak++ == 0) st.streak_start = now;
     } else {

@@ -26,7 +26,9 @@ class Engine {
   explicit Engine(EngineSettings settings = {});
 
   // One window's findings, evaluated at `now`. Logs a warning line per
-  // entered diagnosis and an info line per cleared one.
+  // entered diagnosis and an info line per cleared one. An active
+  // diagnosis takes each window's evidence, and its severity may rise but
+  // never fall until it clears (no flapping severity label).
   std::vector<Transition> Update(const std::vector<Finding>& findings,
                                  std::chrono::system_clock::time_point now);
   // Active diagnoses in the report order (SortByExpectedGain).

@@ -37,8 +37,9 @@ void DetectGpuUnderutilized(const DetectorInput& in, const GpuSettings& s,
     // The step could be this much shorter if the GPU never waited: a bound,
     // since what it waits on (input, PS, CPU) sets how much a fix gives.
     std::string model = "gpu_idle_share_upper_bound";
-    SetImpact(f.diagnosis, JobCostOfPod(in.recent, key, 1 - util, model),
-              model);
+    // The cost first: JobCostOfPod renames the model.
+    const double cost = JobCostOfPod(in.recent, key, 1 - util, model);
+    SetImpact(f.diagnosis, cost, model);
     f.diagnosis.summary =
         trains && !computes
             ? fmt::format(

@@ -148,11 +148,27 @@ double JobCostOfPod(const WindowStats& stats, const std::string& pod_key,
   }
   if (peers.empty() || total <= 0) return pod_cost;
   const double median = Median(peers);
-  // Within 10% of its peers: the job keeps its pace (or it is no slower).
-  if (own >= 0.9 * median) return pod_cost;
+  // Within 10% of its peers. With parameter servers each worker steps at
+  // its own pace (TF2's ParameterServerStrategy, TF1 without
+  // SyncReplicasOptimizer): the pod keeps up, so its stall is off the
+  // critical path and costs the job nothing. Without them (allreduce) every
+  // rank steps together: the stall is every rank's.
+  if (own >= 0.9 * median) {
+    auto ps = stats.job_ps.find(PodKey(meta.namespace_name, meta.training_job));
+    if (ps == stats.job_ps.end() || ps->second.empty()) return pod_cost;
+    model.insert(model.ends_with(kUpperBoundSuffix)
+                     ? model.size() - kUpperBoundSuffix.size()
+                     : model.size(),
+                 "_x_job_share");
+    return 0;
+  }
   const double fixed =
       std::min(median, own / (1 - std::clamp(pod_cost, 0.0, kMaxCost)));
-  model += "_x_job_share";
+  // Before a bound's suffix: the scaled cost is still a bound.
+  model.insert(model.ends_with(kUpperBoundSuffix)
+                   ? model.size() - kUpperBoundSuffix.size()
+                   : model.size(),
+               "_x_job_share");
   return CostOfSpeedup((total - own + std::max(own, fixed)) / total);
 }
 

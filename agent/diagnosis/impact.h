@@ -64,9 +64,11 @@ std::optional<ExchangePace> PeerExchangePace(const WindowStats& stats,
 // A cost of one step-running pod's own step time, as a cost of its job:
 // when the pod runs slower than its peers (its own pace: asynchronous
 // training), fixing it adds its missing steps to the job's total, up to the
-// peers' median pace; when it keeps its peers' pace (synchronous training,
-// every step waits for it) or step rates are unknown, the pod's cost is the
-// job's. Appends "_x_job_share" to `model` when it scaled the cost.
+// peers' median pace; when it keeps its peers' pace, in a job with PS
+// (asynchronous) it costs nothing, in one without (allreduce: every rank
+// waits for it each step) the pod's cost is the job's; without step rates
+// the pod's cost is the job's. Adds "_x_job_share" to `model` when it scaled the cost (before a
+// "_upper_bound" suffix, which stays last).
 double JobCostOfPod(const WindowStats& stats, const std::string& pod_key,
                     double pod_cost, std::string& model);
 

@@ -27,7 +27,9 @@ void SetInputImpact(const DetectorInput& in, const std::string& key,
     d.evidence["peer_steps_per_second"] = Round4(*peers);
     std::string model = "step_rate_drop";
     const double own = 1 - std::min(1.0, *pod.steps_per_second / *peers);
-    SetImpact(d, JobCostOfPod(in.recent, key, own, model), model);
+    // The cost first: JobCostOfPod renames the model.
+    const double cost = JobCostOfPod(in.recent, key, own, model);
+    SetImpact(d, cost, model);
     return;
   }
   SetImpact(d, 1 - std::min(1.0, exchange_ratio), "exchange_drop");

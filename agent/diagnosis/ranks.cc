@@ -194,9 +194,11 @@ void SetCauseImpact(Diagnosis& d, const StandOut& cause) {
   const bool stall = cause.metric == "cpu_stall_ratio" ||
                      cause.metric == "io_stall_ratio" ||
                      cause.metric == "memory_stall_ratio";
+  // Even a stall is a bound: a rank with slack in its step (waiting on
+  // something else anyway) absorbs part of it.
   SetImpact(d, std::max(0.0, cause.value - cause.peer_median),
-            stall ? "stall_beyond_peers"
-                  : cause.metric + "_beyond_peers_upper_bound");
+            (stall ? std::string("stall") : cause.metric) +
+                "_beyond_peers" + std::string(kUpperBoundSuffix));
 }
 
 }  // namespace trainscope::diagnosis

@@ -56,7 +56,9 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
     size_t first = b.size();
     while (first > 0) {
       --first;
-      if (b.size() - first >= s_.min_bursts &&
+      const size_t want = span == s_.short_window_s ? s_.short_window_bursts
+                                                    : s_.min_bursts;
+      if (b.size() - first >= want &&
           b.back().start_s - b[first].start_s >= span)
         break;
     }
@@ -65,10 +67,14 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
     // The short window only for a regular train (the comb): the volume
     // estimate of an irregular one needs the longer windows to average out
     // where its first and last steps fall.
+    // A longer window must really hold that much history: a stream younger
+    // than 30 s has only a noisy volume estimate, or a start-up's.
+    const double held = b.back().start_s - b[first].start_s;
     const bool enough =
-        span > s_.short_window_s ||
-        (period && period->method == PeriodEstimate::Method::kComb &&
-         period->cycles >= s_.short_window_cycles);
+        span > s_.short_window_s
+            ? held >= 0.8 * span
+            : period && period->method == PeriodEstimate::Method::kComb &&
+                  period->cycles >= s_.short_window_cycles;
     if (period && enough) {
       if (now_s - b.back().start_s > 3 * period->period_s + 1)
         return std::nullopt;

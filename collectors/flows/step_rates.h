@@ -20,9 +20,11 @@ struct StepRateSettings {
   // `short_window_s`, which counts only when a comb finds at least
   // `short_window_cycles` periods in it (so a regular rate that changes is
   // followed within seconds), then at least `min_window_s`, doubling up to
-  // `max_window_s` (slow steps); always at least `min_bursts` bursts.
+  // `max_window_s` (slow steps); at least `short_window_bursts`, then
+  // `min_bursts` bursts.
   double short_window_s = 12;
-  int short_window_cycles = 5;
+  int short_window_cycles = 4;
+  size_t short_window_bursts = 8;
   double min_window_s = 30;
   double max_window_s = 120;
   size_t min_bursts = 12;

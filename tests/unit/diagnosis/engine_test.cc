@@ -78,6 +78,12 @@ TEST(EngineTest, SinceIsWhenTheConditionStartedAndSurvivesUpdates) {
   EXPECT_EQ(active[0].since, t0);
   EXPECT_EQ(active[0].summary, "updated");
   EXPECT_EQ(active[0].severity, Severity::kCritical);
+  // The cost falls back under the threshold: the severity holds until the
+  // diagnosis clears, so its series never flaps between labels.
+  Finding calmer = Make(Finding::Level::kHold);
+  calmer.diagnosis.severity = Severity::kWarning;
+  engine.Update({calmer}, t0 + std::chrono::seconds(15));
+  EXPECT_EQ(engine.Active()[0].severity, Severity::kCritical);
 }
 
 TEST(EngineTest, ClearTransitionAndIndependentKeys) {

@@ -167,6 +167,9 @@ TEST(JobCostTest, SlowWorkerOfAnAsyncJobCostsItsShare) {
   const double cost = JobCostOfPod(stats, Key("ctr-worker-3"), 0.77, model);
   EXPECT_EQ(model, "cpu_pressure_x_job_share");
   EXPECT_NEAR(SpeedupOfCost(cost), 8.0 / 6.475, 1e-3);
+  model = "gpu_idle_share_upper_bound";
+  JobCostOfPod(stats, Key("ctr-worker-3"), 0.5, model);
+  EXPECT_EQ(model, "gpu_idle_share_x_job_share_upper_bound");
   // A worker at its peers' pace (synchronous): the whole job waits on it.
   model = "cpu_pressure";
   EXPECT_DOUBLE_EQ(JobCostOfPod(stats, Key("ctr-worker-0"), 0.3, model), 0.3);
