@@ -67,7 +67,8 @@ std::optional<ExchangePace> PeerExchangePace(const WindowStats& stats,
 // peers' median pace; when it keeps its peers' pace, in a job with PS
 // (asynchronous) it costs nothing, in one without (allreduce: every rank
 // waits for it each step) the pod's cost is the job's; without step rates
-// the pod's cost is the job's. Adds "_x_job_share" to `model` when it scaled the cost (before a
+// the pod's cost is the job's. Adds "_x_job_share" to `model` when it scaled
+// the cost (before a
 // "_upper_bound" suffix, which stays last).
 double JobCostOfPod(const WindowStats& stats, const std::string& pod_key,
                     double pod_cost, std::string& model);

@@ -197,8 +197,8 @@ void SetCauseImpact(Diagnosis& d, const StandOut& cause) {
   // Even a stall is a bound: a rank with slack in its step (waiting on
   // something else anyway) absorbs part of it.
   SetImpact(d, std::max(0.0, cause.value - cause.peer_median),
-            (stall ? std::string("stall") : cause.metric) +
-                "_beyond_peers" + std::string(kUpperBoundSuffix));
+            (stall ? std::string("stall") : cause.metric) + "_beyond_peers" +
+                std::string(kUpperBoundSuffix));
 }
 
 }  // namespace trainscope::diagnosis

@@ -44,6 +44,32 @@ void StepRateTracker::Prune(const PodList& pods, const PodList* peer_pods,
   }
 }
 
+std::optional<PeriodEstimate> RecentChange(std::span<const BurstPoint> window,
+                                           double period_s) {
+  std::vector<uint64_t> sizes;
+  for (const BurstPoint& b : window) sizes.push_back(b.bytes);
+  if (sizes.size() < 4) return std::nullopt;
+  std::nth_element(sizes.begin(), sizes.begin() + sizes.size() * 9 / 10,
+                   sizes.end());
+  const double big = 0.3 * static_cast<double>(sizes[sizes.size() * 9 / 10]);
+  std::vector<double> starts;  // of the newest four big bursts, newest first
+  for (size_t i = window.size(); i > 0 && starts.size() < 4; --i)
+    if (static_cast<double>(window[i - 1].bytes) >= big)
+      starts.push_back(window[i - 1].start_s);
+  if (starts.size() < 4) return std::nullopt;
+  double sum = 0;
+  for (size_t i = 0; i + 1 < starts.size(); ++i) {
+    const double gap = starts[i] - starts[i + 1];
+    if (gap <= kRateChange * period_s) return std::nullopt;
+    sum += gap;
+  }
+  PeriodEstimate e;
+  e.period_s = sum / static_cast<double>(starts.size() - 1);
+  e.cycles = static_cast<int>(starts.size() - 1);
+  e.bursts = starts.size();
+  return e;
+}
+
 std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
     const Stream& stream, double now_s) const {
   const auto& b = stream.bursts;
@@ -56,8 +82,8 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
     size_t first = b.size();
     while (first > 0) {
       --first;
-      const size_t want = span == s_.short_window_s ? s_.short_window_bursts
-                                                    : s_.min_bursts;
+      const size_t want =
+          span == s_.short_window_s ? s_.short_window_bursts : s_.min_bursts;
       if (b.size() - first >= want &&
           b.back().start_s - b[first].start_s >= span)
         break;
@@ -76,6 +102,8 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
             : period && period->method == PeriodEstimate::Method::kComb &&
                   period->cycles >= s_.short_window_cycles;
     if (period && enough) {
+      if (auto changed = RecentChange(window, period->period_s))
+        period = changed;
       if (now_s - b.back().start_s > 3 * period->period_s + 1)
         return std::nullopt;
       return period;

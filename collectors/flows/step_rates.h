@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -41,6 +42,16 @@ struct StepRate {
   size_t streams_seen = 0;  // streams with bursts in the window
   double jitter = 0;        // of the stream nearest the pod's rate
 };
+
+// A slowdown the window's estimate lags behind: when the last three gaps
+// between big bursts (over 30% of the window's 90th-percentile burst) are
+// all over kRateChange times the estimated period, the worker slowed down
+// (a straggler, an IO stall) and their mean is its period now. Not for a
+// speed-up: shorter gaps are as often the pieces of a split exchange; the
+// windows follow a faster rate within 30 s. Empty otherwise.
+inline constexpr double kRateChange = 1.6;
+std::optional<PeriodEstimate> RecentChange(std::span<const BurstPoint> window,
+                                           double period_s);
 
 // Ranks of one allreduce job step together: their rates can only differ by
 // noise. Where the local ranks of a job without parameter servers disagree

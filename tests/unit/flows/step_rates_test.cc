@@ -89,6 +89,26 @@ TEST_F(StepRateTrackerTest, FollowsAChangeWithinSeconds) {
   EXPECT_NEAR(*rates.at("w0").steps_per_second, 2.0, 0.05);
 }
 
+// An IO stall stretches a 0.4 s step to 4 s: three long gaps in a row
+// override the window's estimate, which still holds the fast steps.
+TEST_F(StepRateTrackerTest, FollowsASlowdownAfterThreeSteps) {
+  StepRateTracker tracker;
+  auto resolver = Resolver();
+  tracker.Add(Train("198.18.0.20", 0, 0.4, 50), resolver);  // 0..20 s
+  tracker.Add(Train("198.18.0.20", 20, 4.0, 4), resolver);  // 20..32 s
+  const auto rates = tracker.Rates(33);
+  ASSERT_TRUE(rates.at("w0").steps_per_second.has_value());
+  EXPECT_NEAR(*rates.at("w0").steps_per_second, 0.25, 0.02);
+}
+
+TEST(RecentChange, NoneWhileTheGapsAgreeWithThePeriod) {
+  std::vector<BurstPoint> bursts;
+  for (int i = 0; i < 20; ++i) bursts.push_back({i * 0.5, 1000, i * 0.5});
+  EXPECT_FALSE(RecentChange(bursts, 0.5).has_value());
+  bursts.push_back({9.5 + 2.0, 1000, 11.5});  // one long gap is not enough
+  EXPECT_FALSE(RecentChange(bursts, 0.5).has_value());
+}
+
 TEST_F(StepRateTrackerTest, StalledStreamGivesNoRate) {
   StepRateTracker tracker;
   auto resolver = Resolver();
