@@ -115,9 +115,10 @@ static __always_inline void track_burst(const struct peer_flow_key *flow,
   __u64 now = bpf_ktime_get_ns();
   struct peer_burst_state *st = bpf_map_lookup_elem(&peer_bursts, &key);
   if (!st) {
-    struct peer_burst_state init = {
-        .start_ns = now, .last_ns = now, .payload_bytes = payload,
-        .packets = 1};
+    struct peer_burst_state init = {.start_ns = now,
+                                    .last_ns = now,
+                                    .payload_bytes = payload,
+                                    .packets = 1};
     bpf_map_update_elem(&peer_bursts, &key, &init, BPF_ANY);
     return;
   }
