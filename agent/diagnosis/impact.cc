@@ -45,6 +45,14 @@ std::vector<PeerCounters> ExchangesWith(const WindowStats& stats,
   return out;
 }
 
+// "_x_job_share" before a bound's suffix: the scaled cost is still a bound.
+void MarkJobShare(std::string& model) {
+  model.insert(model.ends_with(kUpperBoundSuffix)
+                   ? model.size() - kUpperBoundSuffix.size()
+                   : model.size(),
+               "_x_job_share");
+}
+
 double SecondsPerByte(const PeerCounters& c) {
   const double bytes = c.receive_bytes + c.transmit_bytes;
   return bytes > 0 ? c.exchange_seconds / bytes : 0;
@@ -156,19 +164,12 @@ double JobCostOfPod(const WindowStats& stats, const std::string& pod_key,
   if (own >= 0.9 * median) {
     auto ps = stats.job_ps.find(PodKey(meta.namespace_name, meta.training_job));
     if (ps == stats.job_ps.end() || ps->second.empty()) return pod_cost;
-    model.insert(model.ends_with(kUpperBoundSuffix)
-                     ? model.size() - kUpperBoundSuffix.size()
-                     : model.size(),
-                 "_x_job_share");
+    MarkJobShare(model);
     return 0;
   }
   const double fixed =
       std::min(median, own / (1 - std::clamp(pod_cost, 0.0, kMaxCost)));
-  // Before a bound's suffix: the scaled cost is still a bound.
-  model.insert(model.ends_with(kUpperBoundSuffix)
-                   ? model.size() - kUpperBoundSuffix.size()
-                   : model.size(),
-               "_x_job_share");
+  MarkJobShare(model);
   return CostOfSpeedup((total - own + std::max(own, fixed)) / total);
 }
 

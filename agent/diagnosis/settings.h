@@ -61,7 +61,6 @@ struct StragglerSettings {
 struct ThrottleSettings {
   double enter_ratio = 0.25;  // throttled periods / periods
   double exit_ratio = 0.15;
-  double critical_ratio = 0.5;
   // Fewer CFS periods than this in the window is too little to judge.
   double min_periods = 10;
 };
@@ -69,7 +68,6 @@ struct ThrottleSettings {
 struct NetworkSettings {
   double enter_ratio = 0.8;  // of capacity, per direction
   double exit_ratio = 0.7;
-  double critical_ratio = 0.95;
   // Pods named in a node-level finding, fullest first.
   size_t node_pods_listed = 5;
 };
@@ -131,7 +129,6 @@ struct RankCauseSettings {
 struct AllreduceLinkSettings {
   double enter_ratio = 0.8;  // of capacity, the fuller direction
   double exit_ratio = 0.7;
-  double critical_ratio = 0.95;
 };
 
 // straggler_worker by cause in PS jobs that train synchronously.
