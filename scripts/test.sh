@@ -12,4 +12,13 @@ bash scripts/build.sh
 bash scripts/install-workloads.sh ||
   echo "[test] workloads venv not installed: the realfw scenarios will be skipped" >&2
 build_dir=${TRAINSCOPE_BUILD_DIR:-build}
-ctest --test-dir "$build_dir" --output-on-failure --timeout 600 -j "$(nproc)" "$@"
+rc=0
+ctest --test-dir "$build_dir" --output-on-failure --timeout 600 -j "$(nproc)" "$@" || rc=$?
+if [ "$rc" -ne 0 ]; then
+  # The verdicts of the failed scenarios, last, where a truncated CI log
+  # still shows them (the full output is in Testing/Temporary/LastTest.log).
+  echo "[test] failed scenario verdicts:"
+  grep -h '^{"scenario":.*"passed":false' "$build_dir"/Testing/Temporary/LastTest*.log 2>/dev/null |
+    cut -c1-1500 || true
+fi
+exit "$rc"

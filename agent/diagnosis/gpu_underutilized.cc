@@ -39,7 +39,11 @@ void DetectGpuUnderutilized(const DetectorInput& in, const GpuSettings& s,
     std::string model = "gpu_idle_share_upper_bound";
     // The cost first: JobCostOfPod renames the model.
     const double cost = JobCostOfPod(in.recent, key, 1 - util, model);
-    SetImpact(f.diagnosis, cost, model);
+    // Idle GPUs are paid for whatever the job's speed (a worker that keeps
+    // its peers' pace costs the job no steps, yet holds them): at least a
+    // warning.
+    f.diagnosis.evidence["idle_gpus"] = Round4(pod.gpus * (1 - util));
+    SetImpact(f.diagnosis, cost, model, Severity::kWarning);
     f.diagnosis.summary =
         trains && !computes
             ? fmt::format(

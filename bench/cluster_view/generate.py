@@ -17,7 +17,10 @@ over the nodes. --faults adds three more conditions the cluster view must
 find (listed in the summary): a straggling worker in job 1 (30% of its
 peers' exchange), node-001's NIC receiving at 90% of its speed, and a
 throttled service pod that its node's agent reports
-(trainscope_diagnosis_active, as the node view exports it).
+(trainscope_diagnosis_active, as the node view exports it). The straggler's
+entry carries what it costs its job: job 1's workers are asynchronous, so
+the job misses (1 - 0.3) of one worker's steps out of n workers' (0.7/n; info
+below 5%, as for 16 or more workers).
 
 Every value is a function of (seed, series, sample index), and the output is
 written family by family and series by series, so memory stays flat whatever
@@ -39,6 +42,7 @@ import time
 # (workers, ps) of training jobs, cycled until the training share is filled.
 JOB_SIZES = [(200, 20), (100, 10), (64, 8), (32, 4), (50, 5), (16, 2),
              (8, 2), (24, 3), (4, 1), (12, 2)]
+STRAGGLER_SPEED = 0.3  # --faults: job 1's worker 0, of its peers' pace
 STEP_BYTES = 4_000_000  # variables pulled (and gradients pushed) per step
 TEAMS = 20
 SERVICE_NAMESPACES = 40
@@ -93,7 +97,8 @@ class Cluster:
             pod.index = k
             pod.node = self.nodes[k % len(self.nodes)]
         self._node_rates()
-        self.faults = []  # (kind, pod or node) the cluster view must name
+        # (kind, pod or node[, cost to its job]) the cluster view must name
+        self.faults = []
         self.throttled = None
         if args.faults:
             self._add_faults()
@@ -115,7 +120,9 @@ class Cluster:
                       if p.job_index == 1 and p.role == "worker"
                       and p.replica == 0]
         if stragglers:
-            self.faults.append(("straggler_worker", stragglers[0].name))
+            workers = next(w for j, _, _, w, _, _ in self.jobs if j == 1)
+            self.faults.append(("straggler_worker", stragglers[0].name,
+                                (1 - STRAGGLER_SPEED) / workers))
         if len(self.nodes) > 1:
             self.node_rate[self.nodes[1]][0] = 0.9 * NIC_SPEED
             self.faults.append(("network_saturated", self.nodes[1]))
@@ -135,7 +142,7 @@ class Cluster:
                    for p in range(ps)]
             shares = [r / sum(raw) for r in raw]
         # Steps per second per worker; --faults slows job 1's worker 0.
-        speed = [0.3 if faults and j == 1 and w == 0 else 1.0
+        speed = [STRAGGLER_SPEED if faults and j == 1 and w == 0 else 1.0
                  for w in range(workers)]
         self.jobs.append((j, ns, name, workers, ps, shares))
         gpu_job = j % 3 == 0

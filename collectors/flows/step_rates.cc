@@ -114,10 +114,23 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
   }
 }
 
+double BusyShare(const std::deque<BurstPoint>& bursts) {
+  if (bursts.empty()) return 0;
+  double busy = 0, end = bursts.front().start_s;
+  for (const BurstPoint& b : bursts) {
+    const double b_end = std::max(b.end_s, b.start_s);
+    busy += b_end - b.start_s;
+    end = std::max(end, b_end);
+  }
+  const double span = end - bursts.front().start_s;
+  return span > 0 ? std::min(1.0, busy / span) : 0;
+}
+
 std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) const {
   struct Vote {
     double rate;
     double jitter;
+    bool busy;
   };
   std::map<std::string, std::vector<Vote>> votes;
   std::map<std::string, StepRate> out;
@@ -128,7 +141,12 @@ std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) const {
     auto period = StreamPeriod(stream, now_s);
     if (!period) continue;
     ++rate.streams;
-    votes[pod].push_back({1.0 / period->period_s, period->jitter});
+    votes[pod].push_back({1.0 / period->period_s, period->jitter,
+                          BusyShare(stream.bursts) > kMaxBusyShareForSteps});
+  }
+  for (auto& [pod, v] : votes) {
+    if (std::any_of(v.begin(), v.end(), [](const Vote& x) { return !x.busy; }))
+      std::erase_if(v, [](const Vote& x) { return x.busy; });
   }
   // The median stream: a peer whose exchanges are not once per step (an
   // evaluator's reads, a contended link's pieces) is outvoted.
@@ -193,6 +211,7 @@ std::vector<std::string> StepRateTracker::Describe(double now_s) const {
       line += " " + std::to_string(stream.bursts[i].start_s - now_s) + "s/" +
               std::to_string(stream.bursts[i].bytes) + "B";
     }
+    line += " busy " + std::to_string(BusyShare(stream.bursts));
     auto period = StreamPeriod(stream, now_s);
     line += period
                 ? std::string(period->method == PeriodEstimate::Method::kVolume

@@ -53,6 +53,13 @@ inline constexpr double kRateChange = 1.6;
 std::optional<PeriodEstimate> RecentChange(std::span<const BurstPoint> window,
                                            double period_s);
 
+// The share of a train's span its bursts last. A stream busy over half the
+// time (a saturated link pacing one exchange over most of a step) has
+// silences shorter than its bursts: where a step starts is guesswork, and
+// a pod's less busy streams give its rate when it has any.
+inline constexpr double kMaxBusyShareForSteps = 0.5;
+double BusyShare(const std::deque<BurstPoint>& bursts);
+
 // Ranks of one allreduce job step together: their rates can only differ by
 // noise. Where the local ranks of a job without parameter servers disagree
 // by more than `tolerance` (relative to the slowest), the streams show
@@ -67,7 +74,8 @@ void WithdrawDisagreeingRanks(std::map<std::string, StepRate>& rates,
 // Burst trains per (local pod, peer pod, direction), bounded in time and
 // count; forgets the pods that left. The rate of a pod is the median of its
 // streams' rates: every peer of a training step is exchanged with once per
-// step, so the streams agree unless one is not a step's.
+// step, so the streams agree unless one is not a step's. Streams busy over
+// kMaxBusyShareForSteps of the time vote only when all of the pod's are.
 class StepRateTracker {
  public:
   explicit StepRateTracker(StepRateSettings s = {}) : s_(s) {}

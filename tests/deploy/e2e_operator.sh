@@ -108,14 +108,19 @@ start_agent() {  # start_agent NODE PORT
 
 prepare_host node-a
 prepare_host node-b
-# ctr-worker-0 (node-a): 100 CFS periods/s, 40 of them throttled; bounded
-# by the test's deadline.
+# ctr-worker-0 (node-a): 100 CFS periods/s, 40 of them throttled, its tasks
+# waiting for CPU 20% of the time (PSI some, which counts throttled time: the
+# stall the diagnosis costs); bounded by the test's deadline.
 (
   stat=$tmp/node-a/$worker_cgroup/cpu.stat
+  pressure=$tmp/node-a/$worker_cgroup/cpu.pressure
   for ((i = 1; i <= (deadline + 120) * 5; i++)); do
     printf 'usage_usec %d\nuser_usec 30282476\nsystem_usec 12978204\nnr_periods %d\nnr_throttled %d\nthrottled_usec %d\n' \
       $((43260680 + i * 100000)) $((1000 + i * 20)) $((i * 8)) $((i * 40000)) > "$stat.tmp"
+    printf 'some avg10=20.00 avg60=20.00 avg300=20.00 total=%d\nfull avg10=10.00 avg60=10.00 avg300=10.00 total=%d\n' \
+      $((25018 + i * 40000)) $((12518 + i * 20000)) > "$pressure.tmp"
     mv "$stat.tmp" "$stat"
+    mv "$pressure.tmp" "$pressure"
     sleep 0.2
   done
 ) &

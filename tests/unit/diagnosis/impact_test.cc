@@ -145,6 +145,29 @@ TEST(GpuImpactTest, WorkerWaitingOnItsPsIsNamedThoughItUsesNoCpu) {
   EXPECT_THAT(d.summary, ::testing::HasSubstr("while it trains"));
 }
 
+// The gpu-underutilized scenario: the GPU worker keeps its GPU-less peer's
+// pace in a PS job, so the job loses no steps; the idle GPU is still paid
+// for, and stays a warning.
+TEST(GpuImpactTest, IdleGpuOfAWorkerThatKeepsPaceIsStillAWarning) {
+  WindowBuilder b;
+  b.Pod("vis-ps-0", Role::kPs);
+  b.Pod("vis-worker-0", Role::kWorker)
+      .Counter(&PodPoint::cpu_usage_seconds, 0.1)
+      .Gpu(0.03)
+      .Peer(Key("vis-ps-0"), Role::kPs, 1 * MB, 1 * MB)
+      .Gauge(&PodPoint::steps_per_second, 2.0);
+  b.Pod("vis-worker-1", Role::kWorker)
+      .Counter(&PodPoint::cpu_usage_seconds, 0.1)
+      .Peer(Key("vis-ps-0"), Role::kPs, 1 * MB, 1 * MB)
+      .Gauge(&PodPoint::steps_per_second, 2.0);
+  auto found = FindingsOf(kGpuUnderutilized, b.Build());
+  ASSERT_EQ(found.size(), 1u);
+  const Diagnosis& d = found[0].diagnosis;
+  EXPECT_DOUBLE_EQ(d.evidence["cost_fraction"].get<double>(), 0.0);
+  EXPECT_NEAR(d.evidence["idle_gpus"].get<double>(), 0.97, 1e-6);
+  EXPECT_EQ(d.severity, Severity::kWarning);
+}
+
 TEST(GpuImpactTest, IdlePodIsNotNamed) {
   WindowBuilder b;
   b.Pod("ctr-worker-0", Role::kWorker)

@@ -25,6 +25,8 @@ class WindowBuilder {
     t.meta.training_job = job;
     t.meta.role = role;
     t.meta.node = "node-a";
+    // The roster of the job's PS, as the snapshot's pod list gives it.
+    if (role == Role::kPs) window_.job_ps[PodKey(ns, job)].insert(name);
     t.points.clear();
     for (double time : times_) {
       PodPoint p;

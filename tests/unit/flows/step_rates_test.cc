@@ -69,6 +69,37 @@ TEST_F(StepRateTrackerTest, RateFromEveryPeerStream) {
   EXPECT_EQ(rates.at("w0").streams, 2u);
 }
 
+// The saturated-link scenario: the exchanges with ps-0 are paced over most
+// of each step (its pieces 0.3 s apart, busy 0.25 s of each), so their train
+// shows the pieces' period; the quiet streams with ps-1 give the steps.
+TEST_F(StepRateTrackerTest, BusyStreamsGiveWayToQuietOnes) {
+  StepRateTracker tracker;
+  auto resolver = Resolver();
+  auto paced = Train("198.18.0.20", 0, 0.3, 200, FlowDirection::kReceive,
+                     100'000);
+  for (auto& e : paced) e.end_s = e.start_s + 0.25;
+  auto paced_tx = paced;
+  for (auto& e : paced_tx) e.direction = FlowDirection::kTransmit;
+  tracker.Add(paced, resolver);
+  tracker.Add(paced_tx, resolver);
+  tracker.Add(Train("198.18.0.21", 0, 0.75, 80), resolver);
+  const auto rates = tracker.Rates(60);
+  ASSERT_TRUE(rates.at("w0").steps_per_second.has_value());
+  EXPECT_NEAR(*rates.at("w0").steps_per_second, 1 / 0.75, 0.02);
+  EXPECT_EQ(rates.at("w0").streams, 3u);
+
+  // All of them busy: they still give a rate (no better one exists).
+  StepRateTracker busy_only;
+  busy_only.Add(paced, resolver);
+  ASSERT_TRUE(busy_only.Rates(60).at("w0").steps_per_second.has_value());
+}
+
+TEST(BusyShare, ShareOfTheSpanInBursts) {
+  std::deque<BurstPoint> bursts = {{0, 10, 0.1}, {1, 10, 1.1}, {2, 10, 2.5}};
+  EXPECT_NEAR(BusyShare(bursts), 0.7 / 2.5, 1e-9);
+  EXPECT_EQ(BusyShare({}), 0);
+}
+
 TEST_F(StepRateTrackerTest, FollowsARateThatDrops) {
   StepRateTracker tracker;
   auto resolver = Resolver();
