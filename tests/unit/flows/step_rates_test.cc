@@ -75,8 +75,8 @@ TEST_F(StepRateTrackerTest, RateFromEveryPeerStream) {
 TEST_F(StepRateTrackerTest, BusyStreamsGiveWayToQuietOnes) {
   StepRateTracker tracker;
   auto resolver = Resolver();
-  auto paced = Train("198.18.0.20", 0, 0.3, 200, FlowDirection::kReceive,
-                     100'000);
+  auto paced =
+      Train("198.18.0.20", 0, 0.3, 200, FlowDirection::kReceive, 100'000);
   for (auto& e : paced) e.end_s = e.start_s + 0.25;
   auto paced_tx = paced;
   for (auto& e : paced_tx) e.direction = FlowDirection::kTransmit;
