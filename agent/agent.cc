@@ -11,21 +11,13 @@
 #include "discovery/pod_source_factory.h"
 #include "exporter/diagnosis_families.h"
 #include "exporter/discovery_families.h"
-#include "exporter/flows_families.h"
-#include "exporter/gpu_families.h"
 #include "exporter/http_families.h"
-#include "exporter/node_families.h"
-#include "exporter/pod_families.h"
+#include "exporter/ps_share_families.h"
 #include "profile_endpoint.h"
 #include "report_page/page.h"
 
 namespace trainscope {
 namespace {
-
-std::vector<FamilySection> ExportSections() {
-  return {AppendPodFamilies, AppendFlowsFamilies, AppendNodeFamilies,
-          AppendGpuFamilies, AppendCollectorFamilies};
-}
 
 constexpr size_t kDiagnosisHistorySamples = 60;
 
@@ -37,40 +29,18 @@ Agent::Agent(AgentConfig config)
 
 Agent::~Agent() { Stop(); }
 
-Status Agent::Start() {
-  DiscoveryConfig discovery;
-  discovery.mode = config_.discovery_mode;
-  discovery.node_name = config_.node_name;
-  discovery.pod_file = config_.pod_file;
-  discovery.kube_api = config_.kube_api;
-  discovery.kube_token_file = config_.kube_token_file;
-  discovery.kube_ca_file = config_.kube_ca_file;
-  discovery.peer_pods_selector = config_.peer_pods_selector;
-  discovery.peer_pods_namespaces = config_.peer_pods_namespace_list;
-  if (!config_.role_labels.empty()) {
-    Status parsed =
-        ParseLabelSchemes(config_.role_labels, &discovery.label_schemes);
-    if (!parsed.ok())
-      return Status::Error("--role-labels: " + parsed.message());
-  }
+std::string Agent::DiscoveryModeName() const {
+  return std::string(NameOfEnum(kDiscoveryModeNames, config_.discovery.mode));
+}
 
-  if (config_.profiler_mode == "on") {
-    profiler_ =
-        std::make_shared<profiler::ProfilerService>(profiler::ProfilerOptions{
-            .host = config_.host,
-            .cgroup2_path = config_.cgroup2_path,
-            .max_seconds = config_.profile_max_seconds,
-            .max_concurrent = config_.profile_max_concurrent,
-            .max_hz = config_.profile_max_hz,
-        });
-    if (config_.profile_continuous == "on") {
+Status Agent::Start() {
+  const DiscoveryConfig& discovery = config_.discovery;
+  if (config_.on_demand_profiler) {
+    profiler_ = std::make_shared<profiler::ProfilerService>(
+        *config_.on_demand_profiler);
+    if (config_.continuous_profiler) {
       continuous_ = std::make_shared<profiler::ContinuousProfiler>(
-          profiler::ContinuousOptions{
-              .host = config_.host,
-              .cgroup2_path = config_.cgroup2_path,
-              .hz = config_.profile_continuous_hz,
-              .offcpu = config_.profile_continuous_offcpu == "on",
-          });
+          *config_.continuous_profiler);
     }
   }
   http_ = std::make_unique<HttpServer>(
@@ -111,7 +81,7 @@ Status Agent::Start() {
   if (Status started = discovery_->Start(); !started.ok()) {
     discovery_.reset();
     http_.reset();
-    return Status::Error(std::string("discovery ") + config_.discovery_mode +
+    return Status::Error(std::string("discovery ") + DiscoveryModeName() +
                          ": " + started.message());
   }
   peer_discovery_ = MakePeerPodSource(discovery, peer_pods_, &made);
@@ -127,7 +97,7 @@ Status Agent::Start() {
   }
 
   sampler_ = std::make_unique<Sampler>(
-      MakeCollectors(config_, profiler_, continuous_), config_.host, pods_,
+      MakeCollectors(config_, {profiler_, continuous_}), config_.host, pods_,
       history_,
       std::chrono::milliseconds(
           static_cast<int64_t>(config_.interval_seconds * 1000)));
@@ -139,13 +109,13 @@ Status Agent::Start() {
     diagnosis_->Update(history_.Window(
         std::min<size_t>(history_.capacity(), kDiagnosisHistorySamples)));
   });
-  std::vector<FamilySection> sections = ExportSections();
+  std::vector<FamilySection> sections = CollectorSections();
   sections.push_back(PsShareSection(*diagnosis_));
   sections.push_back(
       [this](const ExportContext&, std::vector<prometheus::MetricFamily>& out) {
         std::optional<DiscoveryStats> stats;
         if (peer_discovery_) stats = peer_discovery_->stats();
-        AppendPeerDiscoveryFamilies(config_.discovery_mode, stats,
+        AppendPeerDiscoveryFamilies(DiscoveryModeName(), stats,
                                     peer_pods_.Get()->size(), out);
       });
   sections.push_back([this](const ExportContext& ctx,
@@ -159,14 +129,13 @@ Status Agent::Start() {
   exporter_ = std::make_unique<Exporter>(
       history_, config_.node_name, std::move(sections),
       SelfStats{
-          .discovery_mode = config_.discovery_mode,
+          .discovery_mode = DiscoveryModeName(),
           .discovery = [this] { return discovery_->stats(); },
           .sampler_cpu_seconds =
               [this] { return sampler_->cycle_cpu_seconds_total(); },
           .sampler_cycles = [this] { return sampler_->cycles_total(); },
       },
-      PodFilter{.training_only = config_.pod_filter == "training",
-                .namespaces = config_.pod_namespace_list});
+      config_.pod_filter);
   sampler_->Start();
   http_->Start();
   spdlog::info(
@@ -174,7 +143,7 @@ Status Agent::Start() {
       "discovery {}",
       config_.node_name, config_.web.tls_enabled ? "https" : "http",
       config_.listen_host, http_->port(), config_.interval_seconds,
-      config_.discovery_mode);
+      DiscoveryModeName());
   LogWebSecurity();
   return Status::Ok();
 }
@@ -215,7 +184,7 @@ bool Agent::Ready(std::string* why) const {
     return false;
   }
   if (!discovery_ || !discovery_->stats().ready) {
-    *why = "pod discovery (" + config_.discovery_mode + ") has not listed pods";
+    *why = "pod discovery (" + DiscoveryModeName() + ") has not listed pods";
     return false;
   }
   return true;

@@ -30,6 +30,8 @@ class Agent {
   int http_port() const { return http_ ? http_->port() : 0; }
 
  private:
+  // --discovery as its flag spells it (metric labels, logs).
+  std::string DiscoveryModeName() const;
   bool Ready(std::string* why) const;
   void LogWebSecurity() const;
   nlohmann::json ReportJson() const;

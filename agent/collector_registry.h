@@ -1,23 +1,46 @@
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "config.h"
+#include "exporter/export_context.h"
 #include "profiler/continuous_profiler.h"
 #include "profiler/profiler_service.h"
 #include "trainscope/collector.h"
 
 namespace trainscope {
 
-// The collectors in the order they run each cycle. Adding a collector is
-// one line here (no static self-registration).
-// `profiler`: the on-demand profiler whose health the "profiler" collector
-// reports (null when --profiler off); `continuous`: drained by the same
-// collector each cycle (null when --profile-continuous off).
-std::vector<CollectorPtr> MakeCollectors(
-    const AgentConfig& config,
-    std::shared_ptr<profiler::ProfilerService> profiler = nullptr,
-    std::shared_ptr<profiler::ContinuousProfiler> continuous = nullptr);
+// The profilers the agent runs (null when their flags turn them off): the
+// "profiler" collector reports the on-demand one's health and drains the
+// continuous one each cycle.
+struct ProfilerHandles {
+  std::shared_ptr<profiler::ProfilerService> on_demand;
+  std::shared_ptr<profiler::ContinuousProfiler> continuous;
+};
+
+// One collector: how the flags make it (null when they turn it off) and the
+// section of /metrics that exports its part of the snapshot (empty when
+// another collector's section carries it).
+struct CollectorEntry {
+  std::string_view name;
+  std::function<CollectorPtr(const AgentConfig&, const ProfilerHandles&)> make;
+  FamilySection section;
+};
+
+// Every collector, in the order they run each cycle. Adding a collector is
+// its folder (collector, parser, section) plus one line here; no static
+// self-registration.
+const std::vector<CollectorEntry>& CollectorRegistry();
+
+// The collectors the flags turn on, in registry order.
+std::vector<CollectorPtr> MakeCollectors(const AgentConfig& config,
+                                         const ProfilerHandles& profilers = {});
+
+// The collectors' sections in registry order, then every collector's
+// health (trainscope_collector_*).
+std::vector<FamilySection> CollectorSections();
 
 }  // namespace trainscope

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # build
-  cmake g++ make pkg-config clang-format
+  cmake g++ make pkg-config clang-format clang-tidy
   # libraries
   prometheus-cpp-dev libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libcli11-dev zlib1g-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev

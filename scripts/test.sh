@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-bash scripts/build.sh
+# Warnings are errors here (and so in CI), with -Wshadow on.
+TRAINSCOPE_WERROR=ON bash scripts/build.sh
 # The real-framework scenarios (ctest -L realfw) need TensorFlow and
 # PyTorch; without them (offline) those tests skip, saying why.
 bash scripts/install-workloads.sh ||

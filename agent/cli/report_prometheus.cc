@@ -22,36 +22,35 @@ using Field = std::optional<double> PodPoint::*;
 const std::map<std::string, std::pair<std::string, Field>>& PodFields() {
   static const std::map<std::string, std::pair<std::string, Field>> fields = {
       {"cpu",
-       {"trainscope_pod_cpu_usage_seconds_total",
-        &PodPoint::cpu_usage_seconds}},
-      {"periods", {"trainscope_pod_cpu_periods_total", &PodPoint::cpu_periods}},
+       {std::string(kPodCpuUsageSecondsTotal), &PodPoint::cpu_usage_seconds}},
+      {"periods", {std::string(kPodCpuPeriodsTotal), &PodPoint::cpu_periods}},
       {"throttled",
-       {"trainscope_pod_cpu_throttled_periods_total",
+       {std::string(kPodCpuThrottledPeriodsTotal),
         &PodPoint::cpu_throttled_periods}},
       {"cpu_limit",
-       {"trainscope_pod_cpu_limit_cores", &PodPoint::cpu_limit_cores}},
+       {std::string(kPodCpuLimitCores), &PodPoint::cpu_limit_cores}},
       {"working_set",
-       {"trainscope_pod_memory_working_set_bytes",
+       {std::string(kPodMemoryWorkingSetBytes),
         &PodPoint::memory_working_set_bytes}},
       {"memory_limit",
-       {"trainscope_pod_memory_limit_bytes", &PodPoint::memory_limit_bytes}},
-      {"oom", {"trainscope_pod_oom_events_total", &PodPoint::oom_events}},
+       {std::string(kPodMemoryLimitBytes), &PodPoint::memory_limit_bytes}},
+      {"oom", {std::string(kPodOomEventsTotal), &PodPoint::oom_events}},
       {"io_read",
-       {"trainscope_pod_io_read_bytes_total", &PodPoint::io_read_bytes}},
+       {std::string(kPodIoReadBytesTotal), &PodPoint::io_read_bytes}},
       {"io_psi",
-       {"trainscope_pod_pressure_waiting_seconds_total{resource=\"io\"}",
+       {std::string(kPodPressureWaitingSecondsTotal) + "{resource=\"io\"}",
         &PodPoint::io_pressure_some_seconds}},
       {"memory_psi",
-       {"trainscope_pod_pressure_waiting_seconds_total{resource=\"memory\"}",
+       {std::string(kPodPressureWaitingSecondsTotal) + "{resource=\"memory\"}",
         &PodPoint::memory_pressure_some_seconds}},
       {"cpu_psi",
-       {"trainscope_pod_pressure_waiting_seconds_total{resource=\"cpu\"}",
+       {std::string(kPodPressureWaitingSecondsTotal) + "{resource=\"cpu\"}",
         &PodPoint::cpu_pressure_some_seconds}},
       {"net_rx",
-       {"trainscope_pod_network_receive_bytes_total",
+       {std::string(kPodNetworkReceiveBytesTotal),
         &PodPoint::network_receive_bytes}},
       {"net_tx",
-       {"trainscope_pod_network_transmit_bytes_total",
+       {std::string(kPodNetworkTransmitBytesTotal),
         &PodPoint::network_transmit_bytes}},
       {"steps",
        {std::string(kWorkerStepsPerSecond), &PodPoint::steps_per_second}},
@@ -167,26 +166,24 @@ std::vector<PromQuery> ClusterQueries(
     }
   };
   for (const auto& [name, field] : PodFields()) pods(name, field.first);
-  pods("info", "trainscope_pod_info");
-  pods("peer_rx", "trainscope_peer_receive_bytes_total");
-  pods("peer_tx", "trainscope_peer_transmit_bytes_total");
-  pods("peer_rx_busy", "trainscope_peer_receive_exchange_seconds_total");
-  pods("peer_tx_busy", "trainscope_peer_transmit_exchange_seconds_total");
-  pods("gpu", "trainscope_pod_gpu_utilization_ratio");
-  pods("bandwidth", "trainscope_pod_bandwidth_limit_bytes_per_second");
+  pods("info", std::string(kPodInfo));
+  pods("peer_rx", std::string(kPeerReceiveBytesTotal));
+  pods("peer_tx", std::string(kPeerTransmitBytesTotal));
+  pods("peer_rx_busy", std::string(kPeerReceiveExchangeSecondsTotal));
+  pods("peer_tx_busy", std::string(kPeerTransmitExchangeSecondsTotal));
+  pods("gpu", std::string(kPodGpuUtilizationRatio));
+  pods("bandwidth", std::string(kPodBandwidthLimitBytesPerSecond));
   // Node series carry no pod labels: never filtered by pod.
   auto node = [&](const std::string& metric) {
     return Select(metric, node_matchers);
   };
   // trainscope_node_cpu_count is the deprecated name that agents of the
   // previous release export: `or` keeps it only where the new one is absent.
-  out.push_back({"node_cpus", node("trainscope_node_cpus") + " or " +
-                                  node("trainscope_node_cpu_count")});
-  out.push_back({"nic_speed", node("trainscope_node_network_speed_bytes")});
-  out.push_back(
-      {"nic_rx", node("trainscope_node_network_receive_bytes_total")});
-  out.push_back(
-      {"nic_tx", node("trainscope_node_network_transmit_bytes_total")});
+  out.push_back({"node_cpus", node(std::string(kNodeCpus)) + " or " +
+                                  node(std::string(kNodeCpuCountDeprecated))});
+  out.push_back({"nic_speed", node(std::string(kNodeNetworkSpeedBytes))});
+  out.push_back({"nic_rx", node(std::string(kNodeNetworkReceiveBytesTotal))});
+  out.push_back({"nic_tx", node(std::string(kNodeNetworkTransmitBytesTotal))});
   return out;
 }
 

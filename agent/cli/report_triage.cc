@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "diagnosis/detectors.h"
+#include "trainscope/metric_names.h"
 #include "trainscope/pod.h"
 
 namespace trainscope::cli {
@@ -322,16 +323,16 @@ class Judge {
 // reports.
 std::string NodeLinkQuery(const std::string& node_matchers) {
   std::string either;
-  for (const char* direction : {"receive", "transmit"}) {
+  for (const auto& [direction, metric] :
+       {std::pair{"receive", kNodeNetworkReceiveBytesTotal},
+        std::pair{"transmit", kNodeNetworkTransmitBytesTotal}}) {
     if (!either.empty()) either += " or ";
     either += fmt::format(
         "label_replace(max by (node) (rate({}[1m]) / on (node, device) "
         "group_left () max by (node, device) ({} > 0)), \"direction\", "
         "\"{}\", \"\", \"\")",
-        Selector(
-            fmt::format("trainscope_node_network_{}_bytes_total", direction),
-            node_matchers),
-        Selector("trainscope_node_network_speed_bytes", node_matchers),
+        Selector(std::string(metric), node_matchers),
+        Selector(std::string(kNodeNetworkSpeedBytes), node_matchers),
         direction);
   }
   return "max by (node) (" + either + ")";
@@ -372,23 +373,23 @@ std::vector<PromQuery> TriageQueries(const std::string& base,
       {"verdicts",
        fmt::format("max by (namespace, pod, training_job, node) "
                    "(max_over_time({}[{}s]))",
-                   Selector("trainscope_diagnosis_active", base), range)},
+                   Selector(std::string(kDiagnosisActive), base), range)},
       {"ps_traffic", Selector(kPsTrafficRecord, base)},
       {"worker_traffic", Selector(kWorkerTrafficRecord, base)},
       {"ps_cpu", fmt::format("sum by (namespace, training_job, pod) "
                              "(rate({}[1m]))",
-                             Selector("trainscope_pod_cpu_usage_seconds_total",
+                             Selector(std::string(kPodCpuUsageSecondsTotal),
                                       base, "role=\"ps\"," + training))},
       {"cpu_limit_use",
        fmt::format(
            "sum by (namespace, training_job, pod, role) (rate({}[1m])) / "
            "sum by (namespace, training_job, pod, role) ({} > 0)",
-           Selector("trainscope_pod_cpu_usage_seconds_total", base, training),
-           Selector("trainscope_pod_cpu_limit_cores", base, training))},
+           Selector(std::string(kPodCpuUsageSecondsTotal), base, training),
+           Selector(std::string(kPodCpuLimitCores), base, training))},
       {"pressure",
        fmt::format(
            "sum by (namespace, training_job, pod, resource) (rate({}[1m]))",
-           Selector("trainscope_pod_pressure_waiting_seconds_total", base,
+           Selector(std::string(kPodPressureWaitingSecondsTotal), base,
                     "resource=~\"cpu|io\"," + training))},
   };
 }
@@ -401,12 +402,11 @@ std::vector<PromQuery> TriageFallbackQueries(const std::string& base) {
        {std::tuple{"ps_traffic", "peer_pod", true},
         std::tuple{"worker_traffic", "pod", false}}) {
     std::string sum;
-    for (const char* direction : {"receive", "transmit"}) {
+    for (std::string_view metric :
+         {kPeerReceiveBytesTotal, kPeerTransmitBytesTotal}) {
       if (!sum.empty()) sum += " + ";
-      sum += fmt::format(
-          "sum by (namespace, training_job, {}) (rate({}[1m]))", by,
-          Selector(fmt::format("trainscope_peer_{}_bytes_total", direction),
-                   base, kWorkerToPs));
+      sum += fmt::format("sum by (namespace, training_job, {}) (rate({}[1m]))",
+                         by, Selector(std::string(metric), base, kWorkerToPs));
     }
     out.push_back({name, relabel ? "label_replace(" + sum +
                                        ", \"pod\", \"$1\", \"peer_pod\", "

@@ -5,7 +5,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "diagnosis/bandwidth.h"
+#include "kube/quantity.h"
 #include "trainscope/optional_value.h"
 
 namespace trainscope::diagnosis {
@@ -25,11 +25,11 @@ PodMeta MetaOf(const PodInfo& pod, const std::string& node) {
     m.spec_memory_limit_bytes =
         static_cast<double>(*pod.spec_memory_limit_bytes);
   }
-  if (auto it = pod.annotations.find("kubernetes.io/ingress-bandwidth");
+  if (auto it = pod.annotations.find(std::string(kIngressBandwidthAnnotation));
       it != pod.annotations.end()) {
     m.ingress_limit_bytes_per_second = ParseBandwidthAnnotation(it->second);
   }
-  if (auto it = pod.annotations.find("kubernetes.io/egress-bandwidth");
+  if (auto it = pod.annotations.find(std::string(kEgressBandwidthAnnotation));
       it != pod.annotations.end()) {
     m.egress_limit_bytes_per_second = ParseBandwidthAnnotation(it->second);
   }

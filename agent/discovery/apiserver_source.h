@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "discovery/api_endpoint.h"
+#include "discovery/discovery_config.h"
 #include "discovery/pod_source.h"
 #include "discovery/roles.h"
 #include "discovery/stop_signal.h"
@@ -68,7 +69,9 @@ class ApiServerSource : public PodSource {
   ApiServerSource(ApiServerSourceOptions options, PodListSink sink);
   ~ApiServerSource() override;
 
-  std::string_view name() const override { return "apiserver"; }
+  std::string_view name() const override {
+    return NameOfEnum(kDiscoveryModeNames, DiscoveryMode::kApiServer);
+  }
   Status Start() override;
   void Stop() override;
   DiscoveryStats stats() const override;

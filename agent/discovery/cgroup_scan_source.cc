@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "cgroup/pod_cgroups.h"
+#include "kube/pod_cgroups.h"
 
 namespace trainscope {
 

@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "discovery/discovery_config.h"
 #include "discovery/pod_source.h"
 #include "discovery/roles.h"
 #include "discovery/stop_signal.h"
@@ -28,7 +29,9 @@ class CgroupScanSource : public PodSource {
                    PodTable& table);
   ~CgroupScanSource() override;
 
-  std::string_view name() const override { return "cgroup"; }
+  std::string_view name() const override {
+    return NameOfEnum(kDiscoveryModeNames, DiscoveryMode::kCgroup);
+  }
   Status Start() override;
   void Stop() override;
   DiscoveryStats stats() const override;

@@ -5,14 +5,22 @@
 #include <vector>
 
 #include "discovery/roles.h"
+#include "trainscope/enum_names.h"
 
 namespace trainscope {
 
+// --discovery: where the node's pods come from.
+enum class DiscoveryMode { kApiServer, kFile, kCgroup };
+inline constexpr EnumNameTable<DiscoveryMode, 3> kDiscoveryModeNames{
+    {{DiscoveryMode::kApiServer, "apiserver"},
+     {DiscoveryMode::kFile, "file"},
+     {DiscoveryMode::kCgroup, "cgroup"}}};
+
 // Everything the agent's flags say about pod discovery.
 struct DiscoveryConfig {
-  std::string mode = "apiserver";  // apiserver | file | cgroup
-  std::string node_name;           // "" = all pods (apiserver mode)
-  std::string pod_file;            // file mode
+  DiscoveryMode mode = DiscoveryMode::kApiServer;
+  std::string node_name;  // "" = all pods (apiserver mode)
+  std::string pod_file;   // file mode
   // apiserver mode: an explicit URL, else in-cluster from
   // KUBERNETES_SERVICE_HOST/PORT and the service-account directory.
   std::string kube_api;

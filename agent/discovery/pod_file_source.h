@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "discovery/discovery_config.h"
 #include "discovery/pod_source.h"
 #include "discovery/roles.h"
 #include "discovery/stop_signal.h"
@@ -30,7 +31,9 @@ class PodFileSource : public PodSource {
   PodFileSource(PodFileSourceOptions options, PodTable& table);
   ~PodFileSource() override;
 
-  std::string_view name() const override { return "file"; }
+  std::string_view name() const override {
+    return NameOfEnum(kDiscoveryModeNames, DiscoveryMode::kFile);
+  }
   Status Start() override;
   void Stop() override;
   DiscoveryStats stats() const override;

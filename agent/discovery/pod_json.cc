@@ -1,9 +1,8 @@
 #include "discovery/pod_json.h"
 
-#include <cctype>
-#include <cmath>
-#include <cstdlib>
 #include <string>
+
+#include "kube/quantity.h"
 
 namespace trainscope {
 namespace {
@@ -318,76 +317,6 @@ bool ParseStatus(const json& pod, PodInfo* out, std::string* error) {
 }
 
 }  // namespace
-
-std::optional<double> ParseQuantity(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  // Number part: digits with at most one dot, optional leading sign.
-  size_t i = 0;
-  if (text[i] == '+' || text[i] == '-') ++i;
-  const size_t digits_start = i;
-  bool seen_digit = false, seen_dot = false;
-  while (i < text.size()) {
-    char c = text[i];
-    if (std::isdigit(static_cast<unsigned char>(c))) {
-      seen_digit = true;
-    } else if (c == '.' && !seen_dot) {
-      seen_dot = true;
-    } else {
-      break;
-    }
-    ++i;
-  }
-  if (!seen_digit || i == digits_start) return std::nullopt;
-  const std::string number(text.substr(0, i));
-  double value = std::strtod(number.c_str(), nullptr);
-  const std::string_view suffix = text.substr(i);
-  double scale = 1;
-  if (suffix.empty()) {
-    scale = 1;
-  } else if (suffix[0] == 'e' || suffix[0] == 'E') {
-    // Decimal exponent: "1e9", "5E-3".
-    std::string_view exp = suffix.substr(1);
-    size_t j = 0;
-    if (j < exp.size() && (exp[j] == '+' || exp[j] == '-')) ++j;
-    if (j == exp.size()) return std::nullopt;
-    for (size_t k = j; k < exp.size(); ++k) {
-      if (!std::isdigit(static_cast<unsigned char>(exp[k]))) {
-        return std::nullopt;
-      }
-    }
-    scale = std::pow(10.0, std::stod(std::string(exp)));
-  } else {
-    static const std::pair<std::string_view, double> kSuffixes[] = {
-        {"Ki", 1024.0},
-        {"Mi", 1024.0 * 1024},
-        {"Gi", 1024.0 * 1024 * 1024},
-        {"Ti", 1024.0 * 1024 * 1024 * 1024},
-        {"Pi", 1024.0 * 1024 * 1024 * 1024 * 1024},
-        {"Ei", 1024.0 * 1024 * 1024 * 1024 * 1024 * 1024},
-        {"n", 1e-9},
-        {"u", 1e-6},
-        {"m", 1e-3},
-        {"k", 1e3},
-        {"M", 1e6},
-        {"G", 1e9},
-        {"T", 1e12},
-        {"P", 1e15},
-        {"E", 1e18},
-    };
-    bool found = false;
-    for (const auto& [name, factor] : kSuffixes) {
-      if (suffix == name) {
-        scale = factor;
-        found = true;
-        break;
-      }
-    }
-    if (!found) return std::nullopt;
-  }
-  value *= scale;
-  if (value < 0 || !std::isfinite(value)) return std::nullopt;
-  return value;
-}
 
 void SplitContainerId(std::string_view container_id, std::string* runtime,
                       std::string* id) {

@@ -11,10 +11,6 @@
 
 namespace trainscope {
 
-// Kubernetes resource quantity ("500m", "1.5", "512Mi", "1G", "1e9") as a
-// plain number in base units. Empty for malformed or negative text.
-std::optional<double> ParseQuantity(std::string_view text);
-
 // One Pod object of the core/v1 API into PodInfo. Only uid and name are
 // required; a field of the wrong JSON type is an error naming the field.
 // Training identity (job, role, index) is left for roles.h.

@@ -62,31 +62,33 @@ std::unique_ptr<PodSource> MakePodSource(const DiscoveryConfig& config,
     *error = Status::Error("discovery: no role label schemes configured");
     return nullptr;
   }
-  if (config.mode == "apiserver") {
-    ApiServerSourceOptions options;
-    *error = ResolveApiServerOptions(config, env, &options);
-    if (!error->ok()) return nullptr;
-    return std::make_unique<ApiServerSource>(std::move(options), table);
-  }
-  if (config.mode == "file") {
-    if (config.pod_file.empty()) {
-      *error = Status::Error("file discovery needs --pod-file PATH");
-      return nullptr;
+  switch (config.mode) {
+    case DiscoveryMode::kApiServer: {
+      ApiServerSourceOptions options;
+      *error = ResolveApiServerOptions(config, env, &options);
+      if (!error->ok()) return nullptr;
+      return std::make_unique<ApiServerSource>(std::move(options), table);
     }
-    PodFileSourceOptions options;
-    options.path = config.pod_file;
-    options.poll_interval = config.rescan_interval;
-    options.label_schemes = config.label_schemes;
-    return std::make_unique<PodFileSource>(std::move(options), table);
+    case DiscoveryMode::kFile: {
+      if (config.pod_file.empty()) {
+        *error = Status::Error("file discovery needs --pod-file PATH");
+        return nullptr;
+      }
+      PodFileSourceOptions options;
+      options.path = config.pod_file;
+      options.poll_interval = config.rescan_interval;
+      options.label_schemes = config.label_schemes;
+      return std::make_unique<PodFileSource>(std::move(options), table);
+    }
+    case DiscoveryMode::kCgroup: {
+      CgroupScanSourceOptions options;
+      options.interval = config.rescan_interval;
+      options.label_schemes = config.label_schemes;
+      return std::make_unique<CgroupScanSource>(std::move(options), host,
+                                                table);
+    }
   }
-  if (config.mode == "cgroup") {
-    CgroupScanSourceOptions options;
-    options.interval = config.rescan_interval;
-    options.label_schemes = config.label_schemes;
-    return std::make_unique<CgroupScanSource>(std::move(options), host, table);
-  }
-  *error = Status::Error("unknown discovery mode \"" + config.mode +
-                         "\" (want apiserver, file or cgroup)");
+  *error = Status::Error("unknown discovery mode");
   return nullptr;
 }
 
@@ -99,12 +101,12 @@ std::unique_ptr<PodSource> MakePeerPodSource(const DiscoveryConfig& config,
                          config.peer_pods_namespaces.empty();
   // Only the API server knows pods of other nodes; the default quietly
   // does nothing in the other modes, an explicit request is an error.
-  if (automatic && config.mode != "apiserver") return nullptr;
+  if (automatic && config.mode != DiscoveryMode::kApiServer) return nullptr;
   std::vector<PodsQuery> queries = PeerPodQueries(
       ResolvePeerPodSelectors(config.peer_pods_selector, config.label_schemes),
       config.peer_pods_namespaces);
   if (queries.empty()) return nullptr;
-  if (config.mode != "apiserver") {
+  if (config.mode != DiscoveryMode::kApiServer) {
     *error = Status::Error(
         "--peer-pods-selector/--peer-pods-namespaces need --discovery "
         "apiserver (other modes already know every pod they can see)");

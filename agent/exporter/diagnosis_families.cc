@@ -2,7 +2,8 @@
 
 #include <string>
 
-#include "diagnosis/bandwidth.h"
+#include "kube/quantity.h"
+#include "trainscope/metric_names.h"
 
 namespace trainscope {
 
@@ -10,7 +11,7 @@ void AppendDiagnosisFamilies(const ExportContext& ctx,
                              const std::vector<diagnosis::Diagnosis>& active,
                              std::vector<prometheus::MetricFamily>& out) {
   FamilyBuilder diagnoses(
-      "trainscope_diagnosis_active",
+      std::string(kDiagnosisActive),
       "1 while the diagnosis (kind, severity) is active for the pod (or, "
       "with pod=\"\", for the node); the series disappears when it clears. "
       "Details: /api/v1/report.",
@@ -28,7 +29,7 @@ void AppendDiagnosisFamilies(const ExportContext& ctx,
   diagnoses.MoveInto(out);
 
   FamilyBuilder limits(
-      "trainscope_pod_bandwidth_limit_bytes_per_second",
+      std::string(kPodBandwidthLimitBytesPerSecond),
       "Shaped bandwidth of the pod from its kubernetes.io/ingress-bandwidth "
       "(direction=receive) and egress-bandwidth (direction=transmit) "
       "annotations, in bytes/s; absent when not annotated.",
@@ -36,14 +37,14 @@ void AppendDiagnosisFamilies(const ExportContext& ctx,
   if (const auto& pods = ctx.snapshot().pods) {
     for (const auto& pod : *pods) {
       if (!ctx.Exports(pod)) continue;
-      const std::pair<const char*, const char*> annotations[] = {
-          {"kubernetes.io/ingress-bandwidth", "receive"},
-          {"kubernetes.io/egress-bandwidth", "transmit"}};
+      const std::pair<std::string_view, const char*> annotations[] = {
+          {kIngressBandwidthAnnotation, "receive"},
+          {kEgressBandwidthAnnotation, "transmit"}};
       for (const auto& [key, direction] : annotations) {
-        auto it = pod.annotations.find(key);
+        auto it = pod.annotations.find(std::string(key));
         if (it == pod.annotations.end()) continue;
         limits.Add(WithLabels(ctx.PodLabels(pod), {{"direction", direction}}),
-                   diagnosis::ParseBandwidthAnnotation(it->second));
+                   ParseBandwidthAnnotation(it->second));
       }
     }
   }

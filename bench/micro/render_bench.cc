@@ -5,9 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cgroup/pod_families.h"
+#include "exporter/collector_families.h"
 #include "exporter/exporter.h"
-#include "exporter/node_families.h"
-#include "exporter/pod_families.h"
+#include "node/node_families.h"
 
 namespace trainscope {
 namespace {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cluster_spec.h"
+#include "diagnosis/diagnosis.h"
 #include "pod_env.h"
 
 namespace trainsim {
@@ -440,12 +441,9 @@ std::string Job::PodName(PodRole role, int index) const {
 }
 
 const std::vector<std::string>& DiagnosisKinds() {
-  static const std::vector<std::string> kinds = {
-      "hot_parameter_server", "parameter_server_cpu_saturated",
-      "straggler_worker",     "cpu_throttled",
-      "network_saturated",    "memory_pressure",
-      "input_io_bound",       "gpu_underutilized",
-      "allreduce_straggler",  "allreduce_slow_link"};
+  static const std::vector<std::string> kinds(
+      trainscope::diagnosis::kAllKinds.begin(),
+      trainscope::diagnosis::kAllKinds.end());
   return kinds;
 }
 

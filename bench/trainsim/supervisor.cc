@@ -21,19 +21,14 @@
 #include "pod_process.h"
 #include "program_pod.h"
 #include "prometheus_runner.h"
+#include "run_observer.h"
 #include "run_results.h"
-#include "step_rates.h"
-#include "verify_match.h"
 
 namespace trainsim {
 namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The cluster view costs a Prometheus query per metric family and a
-// replay of the window: every this many agent polls.
-constexpr int kClusterEvery = 3;
 
 std::string Num(double v) { return fmt::format("{}", v); }
 
@@ -129,67 +124,6 @@ void WriteGroundTruthJson(const SimNode& node, const std::string& path,
   WriteJsonFile(path, j);
 }
 
-// GET /api/v1/report; a body that is not JSON counts as no report.
-std::optional<nlohmann::json> FetchReport(int port) {
-  httplib::Client cli("127.0.0.1", port);
-  cli.set_connection_timeout(1);
-  cli.set_read_timeout(3);
-  auto res = cli.Get("/api/v1/report");
-  if (!res || res->status != 200) return std::nullopt;
-  auto j = nlohmann::json::parse(res->body, nullptr, false);
-  if (j.is_discarded()) return std::nullopt;
-  return j;
-}
-
-// "; active: kind/pod, ..." for the warning and critical diagnoses.
-std::string ActiveDiagnoses(const nlohmann::json& report) {
-  std::string out;
-  if (!report.contains("diagnoses") || !report["diagnoses"].is_array())
-    return out;
-  for (const auto& d : report["diagnoses"]) {
-    if (!d.is_object()) continue;
-    const std::string severity = d.value("severity", "");
-    if (severity != "warning" && severity != "critical") continue;
-    const std::string pod = d.value("pod", "");
-    // A node-level diagnosis has no pod: show its node.
-    out +=
-        (out.empty() ? "; active: " : ", ") + d.value("kind", "") + "/" +
-        (pod.empty() && d.contains("node") ? "@" + d.value("node", "") : pod);
-  }
-  return out;
-}
-
-// The agent's report as a person reads it: diagnoses, then each job's PS
-// traffic shares.
-void PrintReport(const nlohmann::json& report) {
-  std::printf("\nBottleneck report from the agent:\n");
-  const auto& ds = report.value("diagnoses", nlohmann::json::array());
-  if (ds.empty()) std::printf("  no diagnoses\n");
-  for (const auto& d : ds) {
-    if (!d.is_object()) continue;
-    std::printf("  %-9s %-31s %-22s %s\n", d.value("severity", "").c_str(),
-                d.value("kind", "").c_str(), d.value("pod", "").c_str(),
-                d.value("summary", "").c_str());
-    if (d.contains("recommendations") && d["recommendations"].is_array())
-      for (const auto& r : d["recommendations"])
-        if (r.is_string())
-          std::printf("  %-9s -> %s\n", "", r.get<std::string>().c_str());
-  }
-  for (const auto& job : report.value("jobs", nlohmann::json::array())) {
-    if (!job.is_object() || !job.contains("ps_traffic_share") ||
-        !job["ps_traffic_share"].is_object() || job["ps_traffic_share"].empty())
-      continue;
-    std::printf(
-        "  job %s/%s PS traffic share:", job.value("namespace", "").c_str(),
-        job.value("training_job", "").c_str());
-    for (const auto& [pod, share] : job["ps_traffic_share"].items())
-      if (share.is_number())
-        std::printf(" %s=%.2f", pod.c_str(), share.get<double>());
-    std::printf("\n");
-  }
-  std::fflush(stdout);
-}
-
 void PrintBanner(const SimNode& node, const std::vector<AgentProcess>& agents,
                  const PrometheusRunner* prometheus, bool until_stopped) {
   const Layout& layout = node.layout();
@@ -250,27 +184,11 @@ std::string FakeNvmlLibrary() {
   return fs::exists(p) ? fs::canonical(p).string() : "";
 }
 
-int RunScenario(const RunOptions& o) {
-  // Before any thread exists, so every thread inherits the mask and the
-  // signals are only taken by WaitForStop below.
-  BlockStopSignals();
-  if (geteuid() != 0)
-    throw std::runtime_error(
-        "trainsim needs root: it creates network namespaces, veths and "
-        "cgroups");
-  Scenario scenario = LoadScenarioFile(o.scenario_path);
-  if (o.duration_s > 0) scenario.duration_s = o.duration_s;
-  // Program pods read their scenario from the run dir: tell them where the
-  // repository (${REPO}) is, found from the scenario's own path.
-  setenv("TRAINSIM_REPO",
-         FindRepoRoot(fs::path(o.scenario_path).parent_path().string()).c_str(),
-         /*overwrite=*/0);
-  // A results file of an earlier run must not pass for this one's.
-  if (!o.results_json.empty()) {
-    std::error_code ec;
-    fs::remove(o.results_json, ec);
-  }
-  const std::string run_id = o.run_id.empty() ? NewRunId() : o.run_id;
+namespace {
+
+// Refuses a run that cannot work, before anything is created.
+void CheckRunOptions(const RunOptions& o, const std::string& run_id,
+                     bool cluster, const std::string& cli) {
   if (!ValidRunId(run_id))
     throw std::runtime_error("--run-id must be 8 lowercase hex digits, got \"" +
                              run_id + "\"");
@@ -282,12 +200,182 @@ int RunScenario(const RunOptions& o) {
         "trainsim)");
   if (o.traffic_after_agent_ready && o.agent_bin.empty())
     throw std::runtime_error("--traffic-after-agent-ready needs --agent");
-  const bool cluster = !scenario.nodes.empty();
-  const std::string cli = o.cli_bin.empty() ? DefaultCliPath() : o.cli_bin;
   if (cluster && o.verify && cli.empty())
     throw std::runtime_error(
         "verify of a cluster scenario needs the trainscope CLI for the "
         "cluster view: pass --cli PATH (none found next to trainsim)");
+}
+
+// gpu faults speak through the fake NVML (docs/gpu.md): the agent is
+// pointed at it unless the caller chose a library.
+void UseFakeNvml(const RunOptions& o, const std::string& run_id,
+                 AgentSettings& as) {
+  as.env.push_back("TRAINSCOPE_FAKE_NVML_CONFIG=" + FakeNvmlPath(run_id));
+  const bool chosen = std::any_of(
+      o.agent_args.begin(), o.agent_args.end(),
+      [](const std::string& a) { return a.rfind("--nvml-library", 0) == 0; });
+  const std::string lib = FakeNvmlLibrary();
+  if (!chosen && !lib.empty()) {
+    as.extra_args.push_back("--nvml-library");
+    as.extra_args.push_back(lib);
+  }
+  if (!chosen && lib.empty())
+    spdlog::warn(
+        "[trainsim] gpu faults, but no fake NVML library found next to "
+        "trainsim (build target fake_nvml); the agent will see no GPU");
+}
+
+AgentSettings AgentSettingsFor(const RunOptions& o, const Scenario& scenario,
+                               const SimNode& node, const std::string& run_id) {
+  const bool cluster = !scenario.nodes.empty();
+  AgentSettings as;
+  as.binary = o.agent_bin;
+  as.api_url = node.api_url();
+  as.run_dir = node.run_dir();
+  as.interval_s = scenario.interval_s;
+  as.first_port = o.agent_port;
+  as.extra_args = o.agent_args;
+  // Peers on other nodes are named by the agent's default peer watch
+  // (--peer-pods-selector=auto), exactly as in the shipped DaemonSet:
+  // nothing is passed for it.
+  if (cluster) as.node_flags = AskAgent(o.agent_bin).node_flags;
+  if (cluster && !as.node_flags)
+    spdlog::info(
+        "[trainsim] this agent takes no --node-interfaces: node uplinks "
+        "are not passed (TRAINSIM_AGENT_NODE_FLAGS=on forces them)");
+  if (std::any_of(scenario.faults.begin(), scenario.faults.end(),
+                  [](const Fault& f) { return f.kind == FaultKind::kGpu; }))
+    UseFakeNvml(o, run_id, as);
+  return as;
+}
+
+// A cluster's Prometheus, scraping every node's agent.
+std::unique_ptr<PrometheusRunner> StartPrometheus(
+    const RunOptions& o, const Scenario& scenario, const SimNode& node,
+    const std::vector<AgentProcess>& agents) {
+  std::vector<PrometheusRunner::Target> targets;
+  for (const AgentProcess& a : agents) targets.push_back({a.node, a.port});
+  auto prometheus = std::make_unique<PrometheusRunner>(
+      node.run_dir() + "/prometheus", targets, scenario.interval_s);
+  prometheus->Start(o.prometheus_port ? o.prometheus_port : FreeLoopbackPort());
+  return prometheus;
+}
+
+// Waits until every agent has listed its pods; false when interrupted.
+// Throws with the agents' logs when they do not get ready.
+bool AgentsReadyBeforeTraffic(std::vector<AgentProcess>& agents,
+                              const SimNode& node, double interval_s) {
+  spdlog::info("[trainsim] waiting for the agent before the traffic");
+  bool interrupted = false;
+  if (WaitForAgentsReady(agents, node.layout(), interval_s, &interrupted))
+    return true;
+  if (interrupted) return false;
+  std::string why;
+  for (AgentProcess& a : agents)
+    why += "\nagent of " + a.node + " (" +
+           (a.process.Running() ? "running" : "exited") + "), its log:\n" +
+           LogTail(a.log, 30);
+  throw std::runtime_error("the agents did not get ready within 60 s" + why);
+}
+
+// `up`: where a caller finds the run (info.json in the run dir).
+void WriteRunInfo(const SimNode& node, const std::string& run_id, bool cluster,
+                  const std::vector<AgentProcess>& agents,
+                  const PrometheusRunner* prometheus) {
+  nlohmann::json info = {{"run_id", run_id},
+                         {"node", node.layout().node_name},
+                         {"api", node.api_url()},
+                         {"agent", agents.empty() ? "" : agents[0].url()},
+                         {"pid", getpid()}};
+  if (cluster) {
+    info["nodes"] = nlohmann::json::object();
+    for (const SimNodeInfo& n : node.layout().nodes)
+      info["nodes"][n.name] = {{"uplink", n.uplink}, {"bridge", n.bridge}};
+    info["agents"] = nlohmann::json::object();
+    for (const AgentProcess& a : agents) info["agents"][a.node] = a.url();
+    if (prometheus) info["prometheus"] = prometheus->url();
+  }
+  std::ofstream(node.run_dir() + "/info.json") << info.dump() << "\n";
+}
+
+struct TimelineEnd {
+  bool interrupted = false;
+  bool agent_died = false;
+};
+
+// The scenario's time: faults on schedule, a poll every interval (verify),
+// until the duration is over, a stop signal, or (verify) an agent died.
+TimelineEnd RunTimeline(const RunOptions& o, const Scenario& scenario,
+                        SimNode& node, std::vector<AgentProcess>& agents,
+                        RunObserver& observer, const std::string& run_id,
+                        Clock::time_point t0) {
+  TimelineEnd end;
+  FaultScheduler faults(node);
+  double next_poll = scenario.interval_s;
+  while (true) {
+    const double elapsed =
+        std::chrono::duration<double>(Clock::now() - t0).count();
+    if (!o.until_stopped && elapsed >= scenario.duration_s) break;
+    faults.Tick(elapsed);
+    for (AgentProcess& a : agents) {
+      if (a.died || a.process.Running()) continue;
+      a.died = end.agent_died = true;
+      spdlog::error("[trainsim] the agent of {} exited early; its log:\n{}",
+                    a.node, LogTail(a.log, 30));
+    }
+    if (o.verify && end.agent_died) break;
+    if (o.verify && elapsed >= next_poll) {
+      next_poll += scenario.interval_s;
+      observer.Poll(elapsed, false);
+    }
+    // Sleeps here are also where SIGINT/SIGTERM are taken.
+    if (WaitForStop(100)) {
+      end.interrupted = true;
+      spdlog::warn("[trainsim] interrupted: tearing down run {}", run_id);
+      break;
+    }
+  }
+  return end;
+}
+
+// Keeps the node and agents up after the traffic (--linger); a stop
+// signal only ends the wait.
+void Linger(double seconds) {
+  std::printf("traffic stopped; keeping the node and agent up for %s s\n",
+              Num(seconds).c_str());
+  std::fflush(stdout);
+  const auto until = Clock::now() + std::chrono::milliseconds(
+                                        static_cast<int64_t>(seconds * 1000));
+  while (Clock::now() < until)
+    if (WaitForStop(100)) break;
+}
+
+}  // namespace
+
+int RunScenario(const RunOptions& o) {
+  // Before any thread exists, so every thread inherits the mask and the
+  // signals are only taken by WaitForStop below.
+  BlockStopSignals();
+  if (geteuid() != 0)
+    throw std::runtime_error(
+        "trainsim needs root: it creates network namespaces, veths and "
+        "cgroups");
+  Scenario scenario = LoadScenarioFile(o.scenario_path);
+  if (o.duration_s > 0) scenario.duration_s = o.duration_s;
+  const bool cluster = !scenario.nodes.empty();
+  const std::string run_id = o.run_id.empty() ? NewRunId() : o.run_id;
+  const std::string cli = o.cli_bin.empty() ? DefaultCliPath() : o.cli_bin;
+  CheckRunOptions(o, run_id, cluster, cli);
+  // Program pods read their scenario from the run dir: tell them where the
+  // repository (${REPO}) is, found from the scenario's own path.
+  setenv("TRAINSIM_REPO",
+         FindRepoRoot(fs::path(o.scenario_path).parent_path().string()).c_str(),
+         /*overwrite=*/0);
+  // A results file of an earlier run must not pass for this one's.
+  if (!o.results_json.empty()) {
+    std::error_code ec;
+    fs::remove(o.results_json, ec);
+  }
 
   // A cluster's agents start before the traffic, as DaemonSet agents run
   // long before a job: each has listed its node's pods and the peers on
@@ -304,223 +392,50 @@ int RunScenario(const RunOptions& o) {
   std::vector<AgentProcess> agents;
   std::unique_ptr<PrometheusRunner> prometheus;
   if (!o.agent_bin.empty()) {
-    AgentSettings as;
-    as.binary = o.agent_bin;
-    as.api_url = node.api_url();
-    as.run_dir = node.run_dir();
-    as.interval_s = scenario.interval_s;
-    as.first_port = o.agent_port;
-    as.extra_args = o.agent_args;
-    if (cluster) {
-      const AgentCapabilities caps = AskAgent(o.agent_bin);
-      as.node_flags = caps.node_flags;
-      // Peers on other nodes are named by the agent's default peer watch
-      // (--peer-pods-selector=auto), exactly as in the shipped DaemonSet:
-      // nothing is passed for it.
-    }
-    if (cluster && !as.node_flags)
-      spdlog::info(
-          "[trainsim] this agent takes no --node-interfaces: node uplinks "
-          "are not passed (TRAINSIM_AGENT_NODE_FLAGS=on forces them)");
-    const bool gpu =
-        std::any_of(scenario.faults.begin(), scenario.faults.end(),
-                    [](const Fault& f) { return f.kind == FaultKind::kGpu; });
-    if (gpu) {
-      // gpu faults speak through the fake NVML (docs/gpu.md); point the
-      // agent at it unless the caller chose a library.
-      as.env.push_back("TRAINSCOPE_FAKE_NVML_CONFIG=" + FakeNvmlPath(run_id));
-      const bool chosen = std::any_of(
-          o.agent_args.begin(), o.agent_args.end(), [](const std::string& a) {
-            return a.rfind("--nvml-library", 0) == 0;
-          });
-      const std::string lib = FakeNvmlLibrary();
-      if (!chosen && !lib.empty()) {
-        as.extra_args.push_back("--nvml-library");
-        as.extra_args.push_back(lib);
-      }
-      if (!chosen && lib.empty())
-        spdlog::warn(
-            "[trainsim] gpu faults, but no fake NVML library found next to "
-            "trainsim "
-            "(build target fake_nvml); the agent will see no GPU");
-    }
-    agents = StartAgents(as, node.layout());
-    if (cluster) {
-      std::vector<PrometheusRunner::Target> targets;
-      for (const AgentProcess& a : agents) targets.push_back({a.node, a.port});
-      prometheus = std::make_unique<PrometheusRunner>(
-          node.run_dir() + "/prometheus", targets, scenario.interval_s);
-      prometheus->Start(o.prometheus_port ? o.prometheus_port
-                                          : FreeLoopbackPort());
-    }
+    agents =
+        StartAgents(AgentSettingsFor(o, scenario, node, run_id), node.layout());
+    if (cluster) prometheus = StartPrometheus(o, scenario, node, agents);
   }
-  bool interrupted = false;
   if (agents_first) {
-    spdlog::info("[trainsim] waiting for the agent before the traffic");
-    if (!WaitForAgentsReady(agents, node.layout(), scenario.interval_s,
-                            &interrupted)) {
-      if (interrupted) return 130;  // ~SimNode tears down
-      std::string why;
-      for (AgentProcess& a : agents)
-        why += "\nagent of " + a.node + " (" +
-               (a.process.Running() ? "running" : "exited") + "), its log:\n" +
-               LogTail(a.log, 30);
-      throw std::runtime_error("the agents did not get ready within 60 s" +
-                               why);
-    }
+    if (!AgentsReadyBeforeTraffic(agents, node, scenario.interval_s))
+      return 130;  // interrupted; ~SimNode tears down
     node.StartPods();
   }
-
   PrintBanner(node, agents, prometheus.get(), o.until_stopped);
-  if (o.until_stopped) {
-    nlohmann::json info = {{"run_id", run_id},
-                           {"node", node.layout().node_name},
-                           {"api", node.api_url()},
-                           {"agent", agents.empty() ? "" : agents[0].url()},
-                           {"pid", getpid()}};
-    if (cluster) {
-      info["nodes"] = nlohmann::json::object();
-      for (const SimNodeInfo& n : node.layout().nodes)
-        info["nodes"][n.name] = {{"uplink", n.uplink}, {"bridge", n.bridge}};
-      info["agents"] = nlohmann::json::object();
-      for (const AgentProcess& a : agents) info["agents"][a.node] = a.url();
-      if (prometheus) info["prometheus"] = prometheus->url();
-    }
-    std::ofstream(node.run_dir() + "/info.json") << info.dump() << "\n";
-  }
+  if (o.until_stopped)
+    WriteRunInfo(node, run_id, cluster, agents, prometheus.get());
 
-  FaultScheduler faults(node);
-  VerifyTracker tracker(scenario);
-  std::vector<std::string> node_names;
-  for (const SimNodeInfo& n : node.layout().nodes) node_names.push_back(n.name);
-  ClusterVerify views(scenario, node_names);
-  // Steps/s per worker, true and estimated, and the diagnoses' cost
-  // figures: sampled at each poll, judged at the end.
-  StepRateTracker rates(scenario);
-  DiagnosisLog diagnoses;
-  bool agent_died = false;
+  RunObserver observer(scenario, node, agents, prometheus.get(), cli);
   const auto t0 = Clock::now();
-  // Called each interval: every agent's report, and every few intervals the
-  // cluster view (a Prometheus query per family, so less often).
-  int polls = 0;
-  auto observe = [&](double elapsed, bool final_poll) {
-    std::string status;
-    size_t got = 0;
-    for (const auto& [pod, c] : ReadStepCounts(node.run_dir() + "/stats"))
-      rates.ObserveTruth(pod, elapsed, c.steps,
-                         c.last_step_epoch_s > 0
-                             ? std::optional<double>(c.last_step_epoch_s)
-                             : std::nullopt);
-    for (AgentProcess& a : agents) {
-      if (a.died) continue;
-      auto report = FetchReport(a.port);
-      if (!report) continue;
-      ++got;
-      rates.ObserveAgent(*report, elapsed);
-      diagnoses.Observe(*report, elapsed);
-      if (cluster)
-        views.Observe(a.node, *report, elapsed);
-      else
-        tracker.Observe(*report, elapsed);
-      // One line per poll: in a cluster, each node's active diagnoses.
-      const std::string active = ActiveDiagnoses(*report);
-      status += cluster && !active.empty() ? " | " + a.node + active : active;
-      if (final_poll && !cluster) PrintReport(*report);
-    }
-    if (cluster && prometheus && (final_poll || polls % kClusterEvery == 0)) {
-      std::string error;
-      auto report = ClusterReport(cli, prometheus->url(), elapsed + 30,
-                                  scenario.interval_s, &error);
-      if (report) {
-        views.Observe(ClusterVerify::kClusterView, *report, elapsed);
-        diagnoses.Observe(*report, elapsed);
-        status += " | cluster" + ActiveDiagnoses(*report);
-        if (final_poll) PrintReport(*report);
-      } else {
-        spdlog::warn("[trainsim] cluster report failed: {}", error);
-      }
-      auto triaged =
-          ClusterReport(cli, prometheus->url(), elapsed + 30,
-                        scenario.interval_s, &error, {"--triage", "on"});
-      if (triaged) {
-        views.Observe(ClusterVerify::kClusterTriageView, *triaged, elapsed);
-      } else {
-        spdlog::warn("[trainsim] triaged cluster report failed: {}", error);
-      }
-    }
-    ++polls;
-    if (final_poll) return;
-    std::printf("[%5.1fs] %s; expected diagnoses seen: %zu/%zu%s\n", elapsed,
-                got ? "report received" : "no report yet",
-                cluster ? views.DetectedCount() : tracker.DetectedCount(),
-                scenario.expect.size(), status.c_str());
-    std::fflush(stdout);
-  };
-  double next_poll = scenario.interval_s;
-  while (!interrupted) {
-    const double elapsed =
-        std::chrono::duration<double>(Clock::now() - t0).count();
-    if (!o.until_stopped && elapsed >= scenario.duration_s) break;
-    faults.Tick(elapsed);
-    for (AgentProcess& a : agents) {
-      if (a.died || a.process.Running()) continue;
-      a.died = agent_died = true;
-      spdlog::error("[trainsim] the agent of {} exited early; its log:\n{}",
-                    a.node, LogTail(a.log, 30));
-    }
-    if (o.verify && agent_died) break;
-    if (o.verify && elapsed >= next_poll) {
-      next_poll += scenario.interval_s;
-      observe(elapsed, false);
-    }
-    // Sleeps here are also where SIGINT/SIGTERM are taken.
-    if (WaitForStop(100)) {
-      interrupted = true;
-      spdlog::warn("[trainsim] interrupted: tearing down run {}", run_id);
-      break;
-    }
-  }
+  const TimelineEnd end =
+      RunTimeline(o, scenario, node, agents, observer, run_id, t0);
 
   // The last reports, while the pods still run: what the agents concluded.
-  if (!agents.empty() && !agent_died && !interrupted)
-    observe(std::chrono::duration<double>(Clock::now() - t0).count(), true);
+  if (!agents.empty() && !end.agent_died && !end.interrupted)
+    observer.Poll(std::chrono::duration<double>(Clock::now() - t0).count(),
+                  true);
   node.StopPods();
   const double traffic_stop_epoch_s = EpochNow();
   PrintTruth(node);
   if (o.verify) {
-    std::printf("%s", rates.Table().c_str());
+    std::printf("%s", observer.StepRateTable().c_str());
     std::fflush(stdout);
   }
   if (!o.ground_truth_json.empty())
     WriteGroundTruthJson(node, o.ground_truth_json, node.start_epoch_s(),
                          traffic_stop_epoch_s);
-  if (o.linger_s > 0 && !interrupted) {
-    std::printf("traffic stopped; keeping the node and agent up for %s s\n",
-                Num(o.linger_s).c_str());
-    std::fflush(stdout);
-    const auto until =
-        Clock::now() +
-        std::chrono::milliseconds(static_cast<int64_t>(o.linger_s * 1000));
-    while (Clock::now() < until)
-      if (WaitForStop(100)) break;  // a stop signal only ends the wait
-  }
+  if (o.linger_s > 0 && !end.interrupted) Linger(o.linger_s);
   for (AgentProcess& a : agents) a.process.Stop(std::chrono::seconds(3));
   if (prometheus) prometheus->Stop();
   node.Teardown();
-  if (o.verify) {
-    nlohmann::ordered_json result =
-        cluster ? views.ResultJson() : tracker.ResultJson();
-    result["step_rates"] = rates.ResultJson();
-    if (!result["step_rates"]["passed"].get<bool>()) result["passed"] = false;
-    if (agent_died || interrupted) result["passed"] = false;
-    std::printf("%s\n", result.dump().c_str());
-    std::fflush(stdout);
-    if (!o.results_json.empty())
-      WriteJsonFile(o.results_json,
-                    RunResultsJson(scenario, rates, diagnoses, result));
-    return result["passed"].get<bool>() ? 0 : 1;
-  }
-  return interrupted ? 130 : 0;
+  if (!o.verify) return end.interrupted ? 130 : 0;
+  const nlohmann::ordered_json verdict =
+      observer.Verdict(end.agent_died || end.interrupted);
+  std::printf("%s\n", verdict.dump().c_str());
+  std::fflush(stdout);
+  if (!o.results_json.empty())
+    WriteJsonFile(o.results_json, observer.Results(verdict));
+  return verdict["passed"].get<bool>() ? 0 : 1;
 }
 
 }  // namespace trainsim

@@ -6,7 +6,7 @@
 #include <system_error>
 
 #include "cgroup/cgroup_reader.h"
-#include "cgroup/pod_cgroups.h"
+#include "kube/pod_cgroups.h"
 #include "spdlog/spdlog.h"
 
 namespace trainscope {

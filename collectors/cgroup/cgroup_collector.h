@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "cgroup/pod_cgroups.h"
+#include "kube/pod_cgroups.h"
 #include "trainscope/collector.h"
 #include "trainscope/host_paths.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cgroup/pod_cgroups.h"
+#include "kube/pod_cgroups.h"
 #include "trainscope/snapshot.h"
 #include "trainscope/unique_fd.h"
 

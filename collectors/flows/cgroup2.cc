@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
-#include "cgroup/pod_cgroups.h"
+#include "kube/pod_cgroups.h"
 
 namespace trainscope {
 namespace {

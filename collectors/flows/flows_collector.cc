@@ -21,13 +21,13 @@ Status FlowsCollector::OpenPcap() {
   Status error = Status::Ok();
   pcap_ = PcapCapture::Open(po, host_.sys, &error);
   if (!pcap_) return error;
-  active_ = "pcap";
+  active_ = FlowsMode::kPcap;
   return Status::Ok();
 }
 
 Status FlowsCollector::EnsureSource() {
   if (bpf_ || pcap_) return Status::Ok();
-  if (options_.mode == "pcap") return OpenPcap();
+  if (options_.mode == FlowsMode::kPcap) return OpenPcap();
   if (bpf_failure_.empty()) {
     Status s =
         LocateCgroup2(host_.cgroup_root, options_.cgroup2_path, &target_);
@@ -37,7 +37,7 @@ Status FlowsCollector::EnsureSource() {
           static_cast<uint64_t>(options_.burst_gap_s * 1e9), &s);
     }
     if (bpf_) {
-      active_ = "ebpf";
+      active_ = FlowsMode::kEbpf;
       spdlog::info(
           "[flows] eBPF cgroup_skb programs attached to {} ({} map "
           "entries)",
@@ -88,11 +88,11 @@ CollectStatus FlowsCollector::Collect(const CollectContext& ctx,
   const PodList& pods = ctx.pods ? *ctx.pods : kNoPods;
 
   FlowsSample sample;
-  sample.mode = active_;
+  if (active_) sample.mode = NameOfEnum(kFlowsModeNames, *active_);
   std::vector<FlowDelta> deltas;
   std::map<uint64_t, std::string> cgroup_to_uid;
   std::set<std::string> local;
-  for (const auto& [uid, sample] : out.pod_samples) local.insert(uid);
+  for (const auto& [uid, pod_sample] : out.pod_samples) local.insert(uid);
   for (const auto& pod : pods) {
     if (!options_.node_name.empty() && pod.node == options_.node_name) {
       local.insert(pod.uid);

@@ -3,12 +3,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "flows/bpf_loader.h"
 #include "flows/cgroup2.h"
 #include "flows/flow_map.h"
+#include "flows/flows_options.h"
 #include "flows/pcap_capture.h"
 #include "flows/peers.h"
 #include "flows/step_rates.h"
@@ -16,18 +18,6 @@
 #include "trainscope/log_limiter.h"
 
 namespace trainscope {
-
-struct FlowsOptions {
-  std::string mode = "ebpf";  // "ebpf" (falls back to pcap) or "pcap"
-  std::vector<std::string> pcap_interfaces;  // empty: physical NICs
-  std::vector<uint16_t> training_ports = {2222};
-  uint32_t map_entries = 65536;
-  int pcap_buffer_bytes = 32 << 20;
-  std::filesystem::path cgroup2_path;  // empty: found under the cgroup root
-  std::string node_name;               // pods on it count as local (pcap)
-  // A silence longer than this ends an exchange burst (step rates); 0 off.
-  double burst_gap_s = 0.02;
-};
 
 // Per-pod, per-peer traffic. eBPF counts in the kernel per pod cgroup; when
 // it cannot attach (no cgroup v2, no privileges) it falls back to libpcap,
@@ -39,9 +29,9 @@ class FlowsCollector : public Collector {
   std::string_view name() const override { return "flows"; }
   CollectStatus Collect(const CollectContext& ctx, Snapshot& out) override;
 
-  // For tests: the active source ("ebpf", "pcap" or "" before the first
+  // For tests: the active source (kEbpf or kPcap; empty before the first
   // successful setup).
-  const std::string& active_mode() const { return active_; }
+  std::optional<FlowsMode> active_mode() const { return active_; }
 
  private:
   Status EnsureSource();
@@ -59,7 +49,7 @@ class FlowsCollector : public Collector {
 
   const FlowsOptions options_;
   const HostPaths host_;
-  std::string active_;
+  std::optional<FlowsMode> active_;
   std::string bpf_failure_;
   Cgroup2Target target_;
   std::unique_ptr<PeerFlowsBpf> bpf_;

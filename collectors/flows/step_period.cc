@@ -104,6 +104,31 @@ PeriodEstimate Refine(const std::vector<BurstPoint>& big, double guess) {
 
 }  // namespace
 
+ModalSize DensestSize(std::span<const BurstPoint> bursts, double tolerance) {
+  ModalSize m;
+  if (bursts.empty()) return m;
+  // The densest size: the most bursts within +-tolerance of one of them.
+  std::vector<uint64_t> sizes;
+  for (const BurstPoint& b : bursts) sizes.push_back(b.bytes);
+  std::sort(sizes.begin(), sizes.end());
+  size_t best_at = 0;
+  for (size_t i = 0, j = 0; i < sizes.size(); ++i) {
+    while (static_cast<double>(sizes[j]) <
+           static_cast<double>(sizes[i]) * (1 - 2 * tolerance))
+      ++j;
+    if (i - j + 1 > m.count) m.count = i - j + 1, best_at = (i + j) / 2;
+  }
+  m.bytes = static_cast<double>(sizes[best_at]);
+  double modal_bytes = 0, all_bytes = 0;
+  for (uint64_t b : sizes) {
+    all_bytes += static_cast<double>(b);
+    if (std::abs(static_cast<double>(b) - m.bytes) <= tolerance * m.bytes)
+      modal_bytes += static_cast<double>(b);
+  }
+  m.byte_share = all_bytes > 0 ? modal_bytes / all_bytes : 0;
+  return m;
+}
+
 std::optional<PeriodEstimate> EstimatePeriod(std::span<const BurstPoint> bursts,
                                              const PeriodSettings& s) {
   if (bursts.size() < 3) return std::nullopt;
@@ -128,28 +153,12 @@ std::optional<PeriodEstimate> EstimatePeriodByVolume(
   if (bursts.size() < 3) return std::nullopt;
   const std::vector<BurstPoint> big = BigBursts(bursts, s.big_burst_fraction);
   if (big.size() < static_cast<size_t>(s.min_cycles) + 2) return std::nullopt;
-  // The densest size: the most bursts within +-tolerance of one of them.
-  std::vector<uint64_t> sizes;
-  for (const BurstPoint& b : big) sizes.push_back(b.bytes);
-  std::sort(sizes.begin(), sizes.end());
-  size_t best_count = 0, best_at = 0;
-  for (size_t i = 0, j = 0; i < sizes.size(); ++i) {
-    while (static_cast<double>(sizes[j]) <
-           static_cast<double>(sizes[i]) * (1 - 2 * s.size_tolerance))
-      ++j;
-    if (i - j + 1 > best_count) best_count = i - j + 1, best_at = (i + j) / 2;
-  }
-  const double modal = static_cast<double>(sizes[best_at]);
-  double modal_bytes = 0, all_bytes = 0;
-  for (uint64_t b : sizes) {
-    all_bytes += static_cast<double>(b);
-    if (std::abs(static_cast<double>(b) - modal) <= s.size_tolerance * modal)
-      modal_bytes += static_cast<double>(b);
-  }
+  const ModalSize m = DensestSize(big, s.size_tolerance);
+  const double modal = m.bytes;
   const double share =
-      static_cast<double>(best_count) / static_cast<double>(big.size());
+      static_cast<double>(m.count) / static_cast<double>(big.size());
   if (modal <= 0 || share < s.min_modal_share ||
-      modal_bytes < s.min_modal_share * all_bytes)
+      m.byte_share < s.min_modal_share)
     return std::nullopt;
   // Every burst between the first and the last big burst's start counts,
   // small pieces of a split exchange too.
@@ -206,17 +215,35 @@ std::optional<double> NaturalMergeGap(std::span<const BurstPoint> bursts,
   return gap;
 }
 
+bool WholeExchanges(std::span<const BurstPoint> bursts) {
+  return DensestSize(bursts, kWholeExchangeTolerance).byte_share >=
+         kWholeExchangeByteShare;
+}
+
+namespace {
+
+// One scale's estimate: volume first for whole exchanges, else comb first.
+std::optional<PeriodEstimate> EstimateAtScale(
+    const std::vector<BurstPoint>& merged, const PeriodSettings& s) {
+  if (WholeExchanges(merged)) {
+    auto e = EstimatePeriodByVolume(merged, s);
+    if (!e) e = EstimatePeriod(merged, s);
+    if (e) e->whole_exchanges = true;
+    return e;
+  }
+  if (auto e = EstimatePeriod(merged, s)) return e;
+  return EstimatePeriodByVolume(merged, s);
+}
+
+}  // namespace
+
 std::optional<PeriodEstimate> EstimatePeriodAtAnyScale(
     std::span<const BurstPoint> bursts, const PeriodSettings& s) {
   if (auto natural = NaturalMergeGap(bursts, s.min_cycles)) {
-    const std::vector<BurstPoint> merged = MergeBursts(bursts, *natural);
-    if (auto e = EstimatePeriod(merged, s)) return e;
-    if (auto e = EstimatePeriodByVolume(merged, s)) return e;
+    if (auto e = EstimateAtScale(MergeBursts(bursts, *natural), s)) return e;
   }
   for (double gap : kMergeGaps) {
-    const std::vector<BurstPoint> merged = MergeBursts(bursts, gap);
-    if (auto e = EstimatePeriod(merged, s)) return e;
-    if (auto e = EstimatePeriodByVolume(merged, s)) return e;
+    if (auto e = EstimateAtScale(MergeBursts(bursts, gap), s)) return e;
   }
   return std::nullopt;
 }

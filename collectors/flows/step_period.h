@@ -45,6 +45,9 @@ struct PeriodEstimate {
   double jitter = 0;     // residual standard deviation / period
   int cycles = 0;        // whole periods the fit spans
   size_t bursts = 0;     // big bursts used
+  // The train is of whole exchanges (WholeExchanges): its volume estimate
+  // counts every step exactly, however irregular their timing.
+  bool whole_exchanges = false;
 };
 
 // The period at which `bursts` (sorted by start) repeat, or empty when they
@@ -64,6 +67,16 @@ std::optional<PeriodEstimate> EstimatePeriod(std::span<const BurstPoint> bursts,
 // bursts between the first and the last big burst's start (pieces of split
 // exchanges included), over that size, are the steps taken in that time.
 // Empty without a dominant size.
+// The burst size most bursts share (within +-tolerance of it), how many do,
+// and the share of all the bytes those bursts carry: near 1 for a stream of
+// whole exchanges, one per step; low for the pieces a contended link cuts.
+struct ModalSize {
+  double bytes = 0;
+  size_t count = 0;
+  double byte_share = 0;
+};
+ModalSize DensestSize(std::span<const BurstPoint> bursts, double tolerance);
+
 std::optional<PeriodEstimate> EstimatePeriodByVolume(
     std::span<const BurstPoint> bursts, const PeriodSettings& s = {});
 
@@ -89,10 +102,21 @@ std::optional<double> NaturalMergeGap(std::span<const BurstPoint> bursts,
 // and longer silences.
 inline constexpr double kMergeGaps[] = {0, 0.05, 0.1, 0.2, 0.4};
 
+// A train of whole exchanges: at least kWholeExchangeByteShare of its bytes
+// come in bursts of one size (within kWholeExchangeTolerance), one per step.
+// A contended link cuts its exchanges into pieces of any size at irregular
+// points instead.
+inline constexpr double kWholeExchangeTolerance = 0.1;
+inline constexpr double kWholeExchangeByteShare = 0.8;
+bool WholeExchanges(std::span<const BurstPoint> bursts);
+
 // The bursts merged at the natural gap, then at each of kMergeGaps in turn,
 // the comb (EstimatePeriod) then the volume estimate at each; the first that
 // shows a period wins. The natural gap joins exactly the pieces of one step;
-// of the fixed ones the smallest that works keeps short steps apart.
+// of the fixed ones the smallest that works keeps short steps apart. On a
+// train of whole exchanges the volume estimate goes first: it counts the
+// steps exactly, where a comb over irregular steps (a contended link) can
+// lock onto a fraction of the period.
 std::optional<PeriodEstimate> EstimatePeriodAtAnyScale(
     std::span<const BurstPoint> bursts, const PeriodSettings& s = {});
 

@@ -90,16 +90,19 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
     }
     const std::vector<BurstPoint> window(b.begin() + first, b.end());
     auto period = EstimatePeriodAtAnyScale(window, s_.period);
-    // The short window only for a regular train (the comb): the volume
-    // estimate of an irregular one needs the longer windows to average out
-    // where its first and last steps fall.
+    // The short window only for a regular train (the comb) or for whole
+    // exchanges (the volume estimate counts their steps exactly): the
+    // volume estimate of other irregular trains needs the longer windows to
+    // average out where their first and last steps fall.
     // A longer window must really hold that much history: a stream younger
     // than 30 s has only a noisy volume estimate, or a start-up's.
     const double held = b.back().start_s - b[first].start_s;
     const bool enough =
         span > s_.short_window_s
             ? held >= 0.8 * span
-            : period && period->method == PeriodEstimate::Method::kComb &&
+            : period &&
+                  (period->method == PeriodEstimate::Method::kComb ||
+                   period->whole_exchanges) &&
                   period->cycles >= s_.short_window_cycles;
     if (period && enough) {
       if (auto changed = RecentChange(window, period->period_s))
@@ -114,23 +117,11 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
   }
 }
 
-double BusyShare(const std::deque<BurstPoint>& bursts) {
-  if (bursts.empty()) return 0;
-  double busy = 0, end = bursts.front().start_s;
-  for (const BurstPoint& b : bursts) {
-    const double b_end = std::max(b.end_s, b.start_s);
-    busy += b_end - b.start_s;
-    end = std::max(end, b_end);
-  }
-  const double span = end - bursts.front().start_s;
-  return span > 0 ? std::min(1.0, busy / span) : 0;
-}
-
 std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) const {
   struct Vote {
     double rate;
     double jitter;
-    bool busy;
+    bool whole;
   };
   std::map<std::string, std::vector<Vote>> votes;
   std::map<std::string, StepRate> out;
@@ -141,12 +132,14 @@ std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) const {
     auto period = StreamPeriod(stream, now_s);
     if (!period) continue;
     ++rate.streams;
-    votes[pod].push_back({1.0 / period->period_s, period->jitter,
-                          BusyShare(stream.bursts) > kMaxBusyShareForSteps});
+    votes[pod].push_back(
+        {1.0 / period->period_s, period->jitter, period->whole_exchanges});
   }
   for (auto& [pod, v] : votes) {
-    if (std::any_of(v.begin(), v.end(), [](const Vote& x) { return !x.busy; }))
-      std::erase_if(v, [](const Vote& x) { return x.busy; });
+    const auto whole = static_cast<size_t>(std::count_if(
+        v.begin(), v.end(), [](const Vote& x) { return x.whole; }));
+    if (whole >= 2 && 2 * whole >= v.size())
+      std::erase_if(v, [](const Vote& x) { return !x.whole; });
   }
   // The median stream: a peer whose exchanges are not once per step (an
   // evaluator's reads, a contended link's pieces) is outvoted.
@@ -211,8 +204,8 @@ std::vector<std::string> StepRateTracker::Describe(double now_s) const {
       line += " " + std::to_string(stream.bursts[i].start_s - now_s) + "s/" +
               std::to_string(stream.bursts[i].bytes) + "B";
     }
-    line += " busy " + std::to_string(BusyShare(stream.bursts));
     auto period = StreamPeriod(stream, now_s);
+    if (period) line += period->whole_exchanges ? " whole" : " cut";
     line += period
                 ? std::string(period->method == PeriodEstimate::Method::kVolume
                                   ? " volume period "

@@ -53,12 +53,10 @@ inline constexpr double kRateChange = 1.6;
 std::optional<PeriodEstimate> RecentChange(std::span<const BurstPoint> window,
                                            double period_s);
 
-// The share of a train's span its bursts last. A stream busy over half the
-// time (a saturated link pacing one exchange over most of a step) has
-// silences shorter than its bursts: where a step starts is guesswork, and
-// a pod's less busy streams give its rate when it has any.
-inline constexpr double kMaxBusyShareForSteps = 0.5;
-double BusyShare(const std::deque<BurstPoint>& bursts);
+// Streams of whole exchanges (WholeExchanges, step_period.h) outvote the
+// cut ones: when a pod has at least two, and they are at least half of its
+// streams with a period, only they vote (a comb over a contended link's
+// pieces finds their rhythm, not the steps').
 
 // Ranks of one allreduce job step together: their rates can only differ by
 // noise. Where the local ranks of a job without parameter servers disagree
@@ -74,8 +72,8 @@ void WithdrawDisagreeingRanks(std::map<std::string, StepRate>& rates,
 // Burst trains per (local pod, peer pod, direction), bounded in time and
 // count; forgets the pods that left. The rate of a pod is the median of its
 // streams' rates: every peer of a training step is exchanged with once per
-// step, so the streams agree unless one is not a step's. Streams busy over
-// kMaxBusyShareForSteps of the time vote only when all of the pod's are.
+// step, so the streams agree unless one is not a step's; streams of whole
+// exchanges outvote the cut ones (WholeExchanges).
 class StepRateTracker {
  public:
   explicit StepRateTracker(StepRateSettings s = {}) : s_(s) {}

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "cgroup/pod_cgroups.h"
+#include "kube/pod_cgroups.h"
 
 namespace trainscope {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "cgroup/pod_cgroups.h"
 #include "flows/cgroup2.h"
+#include "kube/pod_cgroups.h"
 #include "profiler.h"
 #include "profiler/pod_target.h"
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "profiler/profiler_bpf.h"
+#include "profiler/profiler_options.h"
 #include "profiler/symbolizer.h"
 #include "profiler/top_functions.h"
 #include "trainscope/host_paths.h"
@@ -15,17 +16,6 @@
 #include "trainscope/status.h"
 
 namespace trainscope::profiler {
-
-struct ContinuousOptions {
-  HostPaths host;
-  std::filesystem::path cgroup2_path;
-  int hz = 19;  // per CPU
-  std::chrono::seconds window{300};
-  size_t functions_per_drain = 32;  // per pod, per drain
-  // Also off-CPU (sched_switch): where each pod's threads wait. Off by
-  // default: the program runs on every context switch of the node.
-  bool offcpu = false;
-};
 
 // Low-rate CPU profiling of every training pod (a pod with a known role) on
 // the node, drained each sampling cycle into a bounded per-pod window of

@@ -130,7 +130,7 @@ void Draw(const Node& node, double x, double total, int height,
   }
   *out += "</g>\n";
   double child_x = x;
-  for (const auto& [name, child] : node.children) {
+  for (const auto& [child_name, child] : node.children) {
     Draw(*child, child_x, total, height, unit, out);
     child_x += (kWidth - 2 * kMargin) * double(child->value) / total;
   }

@@ -4,8 +4,8 @@
 
 #include <fstream>
 
-#include "cgroup/pod_cgroups.h"
 #include "flows/cgroup2.h"
+#include "kube/pod_cgroups.h"
 
 namespace trainscope::profiler {
 namespace {

@@ -29,7 +29,7 @@ Status ResolvePodTarget(const std::filesystem::path& v2_root,
 
 }  // namespace trainscope::profiler
 namespace trainscope {
-struct PodCgroup;  // cgroup/pod_cgroups.h
+struct PodCgroup;  // kube/pod_cgroups.h
 }  // namespace trainscope
 namespace trainscope::profiler {
 

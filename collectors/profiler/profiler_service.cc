@@ -117,7 +117,7 @@ void ProfilerService::Start(const ProfileRequest& request, const PodInfo& pod,
              outcome = Failure(500, std::string("profile failed: ") + e.what());
            }
            {
-             std::lock_guard lock(mu_);
+             std::lock_guard worker_lock(mu_);
              busy_pods_.erase(key);
            }
            done(std::move(outcome));

@@ -14,21 +14,13 @@
 
 #include "profiler/profile.h"
 #include "profiler/profiler_bpf.h"
+#include "profiler/profiler_options.h"
 #include "profiler/symbolizer.h"
 #include "trainscope/host_paths.h"
 #include "trainscope/pod.h"
 #include "trainscope/status.h"
 
 namespace trainscope::profiler {
-
-struct ProfilerOptions {
-  HostPaths host;
-  std::filesystem::path cgroup2_path;  // "" = found under the cgroup root
-  int max_seconds = 60;                // longest on-demand profile
-  int max_concurrent = 2;  // on-demand profiles running at once (node)
-  int default_hz = 99;
-  int max_hz = 1000;
-};
 
 struct ProfileRequest {
   std::string namespace_name;

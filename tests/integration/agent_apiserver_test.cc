@@ -338,8 +338,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "--peer-pods-selector", "training.kubeflow.org/job-name"},
                  {},
                  3}),
-    [](const ::testing::TestParamInfo<PeerCase>& info) {
-      return info.param.name;
+    [](const ::testing::TestParamInfo<PeerCase>& param_info) {
+      return param_info.param.name;
     });
 
 TEST(AgentPeerPodsFlagsTest, PeerPodsNeedApiserverDiscovery) {

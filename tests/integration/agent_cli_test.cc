@@ -66,7 +66,7 @@ INSTANTIATE_TEST_SUITE_P(
                  {"--discovery", "cgroup", "--role-labels", "a,b", "--listen",
                   "127.0.0.1:0"},
                  "--role-labels"}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(AgentProcessTest, PortInUseIsAClearStartupError) {
   const int port = FreePort();

@@ -153,7 +153,7 @@ INSTANTIATE_TEST_SUITE_P(
                   {"--prometheus", "http://127.0.0.1:DEADPORT"},
                   1,
                   "cannot reach http://127.0.0.1:"}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 // A server that answers every GET with a fixed body.
 class FixedServer {

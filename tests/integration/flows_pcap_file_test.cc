@@ -114,9 +114,9 @@ TEST_F(FlowsPcapFileTest, ReadMatchesTsharkConversations) {
     // tshark's column order depends on its own notion of A and B; take the
     // assignment of its two columns that matches, then check it.
     auto [t1, t2] = it->second;
-    auto same = [](const Side& ours, const Side& theirs) {
-      return ours.frames == theirs.frames &&
-             std::abs(ours.bytes / theirs.unit - theirs.bytes / theirs.unit) <=
+    auto same = [](const Side& mine, const Side& tshark) {
+      return mine.frames == tshark.frames &&
+             std::abs(mine.bytes / tshark.unit - tshark.bytes / tshark.unit) <=
                  1.0;
     };
     if (!(same(ab, t1) && same(ba, t2))) std::swap(t1, t2);

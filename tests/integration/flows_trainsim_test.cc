@@ -386,7 +386,9 @@ TEST_P(FlowsTrainsimTest, PeerBytesAndHotPsShareMatchGroundTruth) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, FlowsTrainsimTest,
                          ::testing::Values("ebpf", "pcap"),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& param_info) {
+                           return param_info.param;
+                         });
 
 }  // namespace
 }  // namespace trainscope::testing

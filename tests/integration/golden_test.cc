@@ -100,8 +100,8 @@ INSTANTIATE_TEST_SUITE_P(Layouts, GoldenTest,
                          ::testing::Values("v2-systemd", "v2-cgroupfs",
                                            "v1-systemd", "v1-cgroupfs",
                                            "hybrid-systemd"),
-                         [](const auto& info) {
-                           std::string name = info.param;
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
                            for (char& c : name) {
                              if (c == '-') c = '_';
                            }

@@ -352,9 +352,9 @@ INSTANTIATE_TEST_SUITE_P(
         Degradation{{"cap_dac_read_search"}, "ebpf", true, ""},
         Degradation{
             {"cap_bpf", "cap_net_raw"}, "", false, "libpcap fallback failed"}),
-    [](const ::testing::TestParamInfo<Degradation>& info) {
+    [](const ::testing::TestParamInfo<Degradation>& param_info) {
       std::string name;
-      for (const auto& c : info.param.drop) name += c.substr(4) + "_";
+      for (const auto& c : param_info.param.drop) name += c.substr(4) + "_";
       return "Without_" + name.substr(0, name.size() - 1);
     });
 

@@ -23,7 +23,13 @@ TEST(ConfigTest, Defaults) {
   EXPECT_EQ(cfg.listen_port, 9476);
   EXPECT_EQ(cfg.interval_seconds, 5);
   EXPECT_EQ(cfg.node_name, "node-from-env");
-  EXPECT_EQ(cfg.discovery_mode, "apiserver");
+  EXPECT_EQ(cfg.discovery.mode, DiscoveryMode::kApiServer);
+  EXPECT_EQ(cfg.discovery.node_name, "node-from-env");
+  EXPECT_TRUE(cfg.pod_filter.training_only);
+  ASSERT_TRUE(cfg.on_demand_profiler.has_value());
+  ASSERT_TRUE(cfg.continuous_profiler.has_value());
+  EXPECT_EQ(cfg.continuous_profiler->hz, 19);
+  EXPECT_FALSE(cfg.continuous_profiler->offcpu);
   EXPECT_EQ(cfg.host.proc, "/proc");
   ::unsetenv("NODE_NAME");
 }
@@ -76,16 +82,17 @@ TEST(ConfigTest, PeerPodFlagsAndEnvironment) {
   auto parsed = Parse({});
   ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
   // On by default: training pods of every node name cross-node peers.
-  EXPECT_EQ(std::get<AgentConfig>(parsed).peer_pods_selector, "auto");
-  EXPECT_TRUE(std::get<AgentConfig>(parsed).peer_pods_namespace_list.empty());
+  EXPECT_EQ(std::get<AgentConfig>(parsed).discovery.peer_pods_selector, "auto");
+  EXPECT_TRUE(
+      std::get<AgentConfig>(parsed).discovery.peer_pods_namespaces.empty());
 
   ::setenv("TRAINSCOPE_PEER_PODS_NAMESPACES", "training, research", 1);
   parsed = Parse({"--peer-pods-selector", "training.kubeflow.org/job-name"});
   ::unsetenv("TRAINSCOPE_PEER_PODS_NAMESPACES");
   ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
   const auto& cfg = std::get<AgentConfig>(parsed);
-  EXPECT_EQ(cfg.peer_pods_selector, "training.kubeflow.org/job-name");
-  EXPECT_EQ(cfg.peer_pods_namespace_list,
+  EXPECT_EQ(cfg.discovery.peer_pods_selector, "training.kubeflow.org/job-name");
+  EXPECT_EQ(cfg.discovery.peer_pods_namespaces,
             (std::vector<std::string>{"training", "research"}));
 }
 
@@ -94,9 +101,9 @@ TEST(ConfigTest, NodeLinkFlags) {
       Parse({"--node-interfaces", "bond0, ,eth1", "--node-link-mbit", "1000"});
   ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
   const auto& cfg = std::get<AgentConfig>(parsed);
-  EXPECT_EQ(cfg.node_interface_list,
-            (std::vector<std::string>{"bond0", "eth1"}));
-  EXPECT_DOUBLE_EQ(cfg.node_link_mbit, 1000);
+  EXPECT_EQ(cfg.node.interfaces, (std::vector<std::string>{"bond0", "eth1"}));
+  ASSERT_TRUE(cfg.node.link_speed_bytes_per_second.has_value());
+  EXPECT_DOUBLE_EQ(*cfg.node.link_speed_bytes_per_second, 1000e6 / 8);
   // The default peer watch needs no apiserver discovery to parse.
   EXPECT_TRUE(
       std::holds_alternative<AgentConfig>(Parse({"--discovery", "cgroup"})));

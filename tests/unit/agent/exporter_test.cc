@@ -3,8 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "exporter/node_families.h"
-#include "exporter/pod_families.h"
+#include "cgroup/pod_families.h"
+#include "exporter/collector_families.h"
+#include "node/node_families.h"
 
 namespace trainscope {
 namespace {

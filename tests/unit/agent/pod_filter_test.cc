@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "exporter/export_context.h"
-#include "exporter/flows_families.h"
+#include "flows/flows_families.h"
 
 namespace trainscope {
 namespace {

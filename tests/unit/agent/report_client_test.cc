@@ -68,7 +68,7 @@ INSTANTIATE_TEST_SUITE_P(
         SelectorCase{"bad_escape", {"a=\"\\q\""}, "unsupported escape", false},
         SelectorCase{
             "missing_comma", {"a=\"1\" b=\"2\""}, "separated by ','", false}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(ClusterQueriesTest, SelectorGoesIntoEveryQuery) {
   const auto queries = ClusterQueries("training", "", "cluster=\"a\"");

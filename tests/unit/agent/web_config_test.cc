@@ -214,7 +214,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "read"},
         BadConfig{"bearer_unknown_key", "authorization:\n  credentials: abc\n",
                   "authorization.credentials: unknown field"}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace
 }  // namespace trainscope

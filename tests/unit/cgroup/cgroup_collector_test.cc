@@ -145,8 +145,8 @@ TEST_P(CollectLayout, CgroupDiscoveryModeReportsEveryLeafByShortId) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, CollectLayout,
                          ::testing::ValuesIn(FixtureLayouts()),
-                         [](const auto& info) {
-                           std::string name = info.param;
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });

@@ -25,7 +25,7 @@
 
 #include "cgroup/cgroup_collector.h"
 #include "cgroup/cgroup_parse.h"
-#include "cgroup/pod_cgroups.h"
+#include "kube/pod_cgroups.h"
 #include "trainscope/file_util.h"
 
 namespace trainscope {

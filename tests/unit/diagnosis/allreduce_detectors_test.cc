@@ -175,10 +175,10 @@ INSTANTIATE_TEST_SUITE_P(
         DetectorCase{"no_rank_traffic_and_unknown_kind",
                      [] {
                        Window w = Ring(3).Build();
-                       for (auto& [_, t] : w.pods) {
-                         t.meta.job_kind = JobKind::kUnknown;
-                         t.meta.framework = Framework::kUnknown;
-                         for (auto& p : t.points) p.peers.clear();
+                       for (auto& [_, timeline] : w.pods) {
+                         timeline.meta.job_kind = JobKind::kUnknown;
+                         timeline.meta.framework = Framework::kUnknown;
+                         for (auto& p : timeline.points) p.peers.clear();
                        }
                        w.peer_roles.clear();
                        SetCounter(w, Rank(2), &PodPoint::cpu_throttled_periods,
@@ -189,8 +189,8 @@ INSTANTIATE_TEST_SUITE_P(
         DetectorCase{"pytorch_job_without_flow_data",
                      [] {
                        Window w = Ring(3).Build();
-                       for (auto& [_, t] : w.pods) {
-                         for (auto& p : t.points) p.peers.clear();
+                       for (auto& [_, timeline] : w.pods) {
+                         for (auto& p : timeline.points) p.peers.clear();
                        }
                        SetCounter(w, Rank(2), &PodPoint::cpu_throttled_periods,
                                   6);
@@ -219,7 +219,7 @@ INSTANTIATE_TEST_SUITE_P(
               return w;
             },
             {}}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(AllreduceStragglerTest, EvidenceCostAndPyTorchAdvice) {
   Window w = Ring(4).Build();
@@ -305,7 +305,7 @@ INSTANTIATE_TEST_SUITE_P(
                        return w;
                      },
                      {}}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(AllreduceSlowLinkTest, EvidenceAndCostFromPeerCapacity) {
   auto found =
@@ -390,7 +390,7 @@ INSTANTIATE_TEST_SUITE_P(
                        return b.Build();
                      },
                      {}}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(SyncStragglerTest, EvidenceNamesTheCauseRule) {
   auto b = SyncPs({MB, MB, MB});

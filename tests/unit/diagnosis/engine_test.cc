@@ -58,7 +58,7 @@ INSTANTIATE_TEST_SUITE_P(
         Sequence{"two_below_then_back", "EE..E..H..", "0111111111"},
         Sequence{"holds_keep_it", "EEHHHHHH", "01111111"},
         Sequence{"reenters_after_clear", "EE...EE", "0111001"}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(EngineTest, SinceIsWhenTheConditionStartedAndSurvivesUpdates) {
   Engine engine;

@@ -106,12 +106,12 @@ INSTANTIATE_TEST_SUITE_P(
                        WindowBuilder b(4);
                        PsJob(b, {3.2 * MB, 0.8 * MB}, 3);
                        Window win = b.Build();
-                       for (auto& [key, t] : win.pods) {
-                         if (t.meta.role != Role::kWorker) continue;
-                         auto& c = t.points[2].peers[Key("ctr-ps-0")];
+                       for (auto& [key, timeline] : win.pods) {
+                         if (timeline.meta.role != Role::kWorker) continue;
+                         auto& c = timeline.points[2].peers[Key("ctr-ps-0")];
                          c.receive_bytes = 10;
                          c.transmit_bytes = 10;
-                         t.points[3].peers[Key("ctr-ps-0")] = {
+                         timeline.points[3].peers[Key("ctr-ps-0")] = {
                              10 + 1.6 * MB * 5, 10 + 1.6 * MB * 5};
                        }
                        return win;
@@ -163,7 +163,7 @@ INSTANTIATE_TEST_SUITE_P(
                        return b.Build();
                      },
                      {}}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(HotPsEvidenceTest, NamesEverySharesAndTheFix) {
   auto found = FindingsOf(kHotParameterServer,

@@ -76,15 +76,15 @@ INSTANTIATE_TEST_SUITE_P(
         DetectorCase{"restarted_worker_is_no_straggler",
                      [] {
                        Window w = Workers({MB, MB, MB, MB}).Build();
-                       auto& t = w.pods.at(Key("ctr-worker-3"));
-                       t.points[2].instance = "new-uid";
-                       for (auto& [peer, c] : t.points[2].peers) {
+                       auto& restarted = w.pods.at(Key("ctr-worker-3"));
+                       restarted.points[2].instance = "new-uid";
+                       for (auto& [peer, c] : restarted.points[2].peers) {
                          c = {100, 100};
                        }
                        return w;
                      },
                      {}}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(StragglerTest, NamesTheVisibleCause) {
   auto b = Workers({MB, MB, MB, 0.3 * MB});
@@ -139,7 +139,7 @@ INSTANTIATE_TEST_SUITE_P(
                       DetectorCase{"no_psi_on_this_node",
                                    [] { return Io(0.3 * MB, std::nullopt); },
                                    {}}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 // All workers stall together: no peer is faster, but each fell below its own
 // rate over the longer history.

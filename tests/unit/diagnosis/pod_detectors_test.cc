@@ -38,7 +38,7 @@ INSTANTIATE_TEST_SUITE_P(
                       DetectorCase{"too_few_periods",
                                    [] { return Throttled(0.9, 0.5); },
                                    {}}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(CpuThrottledTest, SeverityFollowsTheStall) {
   // Throttled in 60% of its periods and stalled 55% of the time: critical.
@@ -95,7 +95,7 @@ INSTANTIATE_TEST_SUITE_P(
         DetectorCase{"worker_is_not_a_ps",
                      [] { return PsCpu(Role::kWorker, 1.0, 1.0, 8); },
                      {}}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 // A worker sending `tx` bytes/s (receiving `rx`); capacity from the NIC
 // (whose own counters carry the pod's traffic) and/or the annotation.
@@ -166,7 +166,7 @@ INSTANTIATE_TEST_SUITE_P(
         DetectorCase{"no_capacity_known",
                      [] { return Net(1e9, std::nullopt, std::nullopt); },
                      {}}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 Window Mem(std::optional<double> ws_ratio, std::optional<double> psi,
            double oom_rate = 0) {
@@ -207,7 +207,7 @@ INSTANTIATE_TEST_SUITE_P(
                           "unlimited_no_psi",
                           [] { return Mem(std::nullopt, std::nullopt); },
                           {}}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(MemoryTest, OomKillIsCritical) {
   auto found = FindingsOf(kMemoryPressure, Mem(0.5, std::nullopt, 0.1));
@@ -244,7 +244,7 @@ INSTANTIATE_TEST_SUITE_P(
                            .Build();
                      },
                      {}}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace
 }  // namespace trainscope::diagnosis::testing

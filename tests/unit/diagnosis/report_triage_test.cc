@@ -154,7 +154,7 @@ INSTANTIATE_TEST_SUITE_P(
             "io_stalled_worker", "pressure/io", "worker", {0.0, 0.09}, 1, true},
         JobCase{
             "little_io_stall", "pressure/io", "worker", {0.0, 0.05}, 1, false}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(TriageTest, HotPsOfManyNeedsTheRobustShare) {
   const auto roster = Roster("j", 20, 4);

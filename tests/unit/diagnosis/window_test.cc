@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "diagnosis/bandwidth.h"
 #include "synthetic.h"
 
 namespace trainscope::diagnosis {
@@ -53,7 +52,7 @@ INSTANTIATE_TEST_SUITE_P(
                  1000.0 / 10},
         RateCase{"only_reset", {At(0, 600), At(5, 100)}, std::nullopt},
         RateCase{"flat", {At(0, 100), At(5, 100)}, 0}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(WindowTest, LatePodGetsRateOverItsOwnSpan) {
   auto w = testing::WindowBuilder(4)
@@ -104,32 +103,6 @@ TEST(WindowTest, TailKeepsTheLastInstants) {
   ASSERT_EQ(tail.pods.at(testing::Key("a")).points.size(), 3u);
   EXPECT_EQ(tail.pods.at(testing::Key("a")).points.front().t, 15);
 }
-
-struct BandwidthCase {
-  const char* text;
-  std::optional<double> bytes_per_second;
-};
-
-class BandwidthTest : public ::testing::TestWithParam<BandwidthCase> {};
-
-TEST_P(BandwidthTest, Parses) {
-  auto got = ParseBandwidthAnnotation(GetParam().text);
-  ASSERT_EQ(got.has_value(), GetParam().bytes_per_second.has_value())
-      << GetParam().text;
-  if (got) {
-    EXPECT_DOUBLE_EQ(*got, *GetParam().bytes_per_second);
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Cases, BandwidthTest,
-    ::testing::Values(
-        BandwidthCase{"10M", 1.25e6}, BandwidthCase{"1G", 1.25e8},
-        BandwidthCase{"100k", 12500}, BandwidthCase{"1Mi", 131072},
-        BandwidthCase{" 8000 ", 1000}, BandwidthCase{"2.5M", 312500},
-        BandwidthCase{"", std::nullopt}, BandwidthCase{"fast", std::nullopt},
-        BandwidthCase{"10X", std::nullopt}, BandwidthCase{"0", std::nullopt},
-        BandwidthCase{"1.2.3M", std::nullopt}));
 
 }  // namespace
 }  // namespace trainscope::diagnosis

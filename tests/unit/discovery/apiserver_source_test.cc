@@ -306,8 +306,8 @@ INSTANTIATE_TEST_SUITE_P(Statuses, ApiServerHttpErrorTest,
                          ::testing::Values(HttpErrorCase{401, "Unauthorized"},
                                            HttpErrorCase{403, "Forbidden"},
                                            HttpErrorCase{500, "InternalError"}),
-                         [](const auto& info) {
-                           return std::to_string(info.param.status);
+                         [](const auto& param_info) {
+                           return std::to_string(param_info.param.status);
                          });
 
 // Hostile answers to the watch and to the re-list after it (one line each,
@@ -370,7 +370,7 @@ INSTANTIATE_TEST_SUITE_P(
         HostileCase{"invalid_utf8",
                     [] { return PodListWithName("ctr-\xff\xfe-0") + "\n"; },
                     "malformed JSON"}),
-    [](const auto& info) { return info.param.name; });
+    [](const auto& param_info) { return param_info.param.name; });
 
 TEST_F(ApiServerSourceTest, MalformedListIsAnErrorThenRecovers) {
   LogCapture logs;

@@ -60,9 +60,9 @@ TEST_P(CgroupScanFixtureTest, FindsThePodsOfThePodList) {
     // The pause sandbox is found too, so the scan may hold one more.
     EXPECT_EQ(it->containers.size(), api.containers.size() + 1);
     for (const auto& want : api.containers) {
-      auto c =
-          std::find_if(it->containers.begin(), it->containers.end(),
-                       [&](const ContainerInfo& c) { return c.id == want.id; });
+      auto c = std::find_if(
+          it->containers.begin(), it->containers.end(),
+          [&](const ContainerInfo& info) { return info.id == want.id; });
       ASSERT_NE(c, it->containers.end()) << want.name << " " << want.id;
       EXPECT_EQ(c->name, want.id.substr(0, 12));
       if (!c->runtime.empty()) {
@@ -79,8 +79,8 @@ INSTANTIATE_TEST_SUITE_P(Layouts, CgroupScanFixtureTest,
                          ::testing::Values("v2-systemd", "v2-cgroupfs",
                                            "v1-systemd", "v1-cgroupfs",
                                            "hybrid-systemd"),
-                         [](const auto& info) {
-                           std::string name = info.param;
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });

@@ -1,7 +1,5 @@
 #include <gtest/gtest.h>
 
-#include <cmath>
-
 #include "discovery/api_endpoint.h"
 #include "discovery/pod_json.h"
 #include "discovery/watch_event.h"
@@ -13,52 +11,6 @@ namespace {
 using nlohmann::json;
 using testing::FakeContainer;
 using testing::FakePod;
-
-struct QuantityCase {
-  std::string text;
-  std::optional<double> want;
-};
-
-TEST(ParseQuantityTest, Table) {
-  const QuantityCase cases[] = {
-      {"500m", 0.5},
-      {"2", 2},
-      {"1.5", 1.5},
-      {"100u", 1e-4},
-      {"250n", 2.5e-7},
-      {"512Mi", 512.0 * 1024 * 1024},
-      {"1Gi", 1024.0 * 1024 * 1024},
-      {"64Ki", 65536},
-      {"1G", 1e9},
-      {"1.5G", 1.5e9},
-      {"2k", 2000},
-      {"3M", 3e6},
-      {"1T", 1e12},
-      {"1e9", 1e9},
-      {"5E3", 5e3},
-      {"1e-3", 1e-3},
-      {"128974848", 128974848},
-      {"0", 0},
-      {"+1", 1},
-      {"", std::nullopt},
-      {"abc", std::nullopt},
-      {"1Xi", std::nullopt},
-      {"12 Mi", std::nullopt},
-      {"-1", std::nullopt},
-      {"1e", std::nullopt},
-      {".", std::nullopt},
-      {"1.2.3", std::nullopt},
-      {"Mi", std::nullopt},
-  };
-  for (const auto& c : cases) {
-    SCOPED_TRACE("quantity \"" + c.text + "\"");
-    auto got = ParseQuantity(c.text);
-    ASSERT_EQ(got.has_value(), c.want.has_value());
-    if (c.want) {
-      EXPECT_NEAR(*got, *c.want, std::abs(*c.want) * 1e-12);
-    }
-  }
-}
 
 TEST(SplitContainerIdTest, Table) {
   struct Case {

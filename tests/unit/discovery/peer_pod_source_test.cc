@@ -244,26 +244,31 @@ TEST(PeerPodSourceTest, FactoryIsOffByDefaultAndNeedsApiserverMode) {
     return std::nullopt;
   };
   struct Case {
-    std::string mode;
+    DiscoveryMode mode;
     std::string selector;
     std::vector<std::string> namespaces;
     bool want_source;
     std::string want_error;
   } cases[] = {
-      {"apiserver", "", {}, false, ""},
-      {"file", "", {}, false, ""},
-      {"apiserver", "job", {}, true, ""},
-      {"apiserver", "", {"training"}, true, ""},
-      {"file", "job", {}, false, "--discovery apiserver"},
-      {"cgroup", "", {"training"}, false, "--discovery apiserver"},
+      {DiscoveryMode::kApiServer, "", {}, false, ""},
+      {DiscoveryMode::kFile, "", {}, false, ""},
+      {DiscoveryMode::kApiServer, "job", {}, true, ""},
+      {DiscoveryMode::kApiServer, "", {"training"}, true, ""},
+      {DiscoveryMode::kFile, "job", {}, false, "--discovery apiserver"},
+      {DiscoveryMode::kCgroup,
+       "",
+       {"training"},
+       false,
+       "--discovery apiserver"},
       // The agent's default: on with the API server, quietly off otherwise.
-      {"apiserver", "auto", {}, true, ""},
-      {"file", "auto", {}, false, ""},
-      {"cgroup", "auto", {}, false, ""},
-      {"apiserver", "off", {}, false, ""},
+      {DiscoveryMode::kApiServer, "auto", {}, true, ""},
+      {DiscoveryMode::kFile, "auto", {}, false, ""},
+      {DiscoveryMode::kCgroup, "auto", {}, false, ""},
+      {DiscoveryMode::kApiServer, "off", {}, false, ""},
   };
   for (const auto& c : cases) {
-    SCOPED_TRACE(c.mode + " " + c.selector);
+    SCOPED_TRACE(std::string(NameOfEnum(kDiscoveryModeNames, c.mode)) + " " +
+                 c.selector);
     DiscoveryConfig config;
     config.mode = c.mode;
     config.kube_api = "http://127.0.0.1:1";

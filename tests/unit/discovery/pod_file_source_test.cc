@@ -204,8 +204,8 @@ INSTANTIATE_TEST_SUITE_P(Layouts, FixturePodFileTest,
                          ::testing::Values("v2-systemd", "v2-cgroupfs",
                                            "v1-systemd", "v1-cgroupfs",
                                            "hybrid-systemd"),
-                         [](const auto& info) {
-                           std::string name = info.param;
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });

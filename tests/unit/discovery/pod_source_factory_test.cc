@@ -82,19 +82,18 @@ TEST(ResolveApiServerOptionsTest, NotInClusterWithoutUrl) {
 
 TEST(MakePodSourceTest, Modes) {
   struct Case {
-    std::string mode;
+    DiscoveryMode mode;
     std::string pod_file;
     std::string want_name;  // "" = error
     std::string want_error;
   } cases[] = {
-      {"file", "/tmp/pods.json", "file", ""},
-      {"file", "", "", "--pod-file"},
-      {"cgroup", "", "cgroup", ""},
-      {"apiserver", "", "", "KUBERNETES_SERVICE_HOST"},
-      {"k8s", "", "", "unknown discovery mode \"k8s\""},
+      {DiscoveryMode::kFile, "/tmp/pods.json", "file", ""},
+      {DiscoveryMode::kFile, "", "", "--pod-file"},
+      {DiscoveryMode::kCgroup, "", "cgroup", ""},
+      {DiscoveryMode::kApiServer, "", "", "KUBERNETES_SERVICE_HOST"},
   };
   for (const auto& c : cases) {
-    SCOPED_TRACE(c.mode);
+    SCOPED_TRACE(NameOfEnum(kDiscoveryModeNames, c.mode));
     DiscoveryConfig config;
     config.mode = c.mode;
     config.pod_file = c.pod_file;
@@ -112,6 +111,17 @@ TEST(MakePodSourceTest, Modes) {
       EXPECT_EQ(source->name(), c.want_name);
     }
   }
+}
+
+// The flag's names and the sources' names are one table.
+TEST(DiscoveryModeTest, NamesRoundTrip) {
+  for (const auto& [mode, name] : kDiscoveryModeNames) {
+    EXPECT_EQ(EnumFromName(kDiscoveryModeNames, name), mode);
+    EXPECT_EQ(NameOfEnum(kDiscoveryModeNames, mode), name);
+  }
+  EXPECT_FALSE(EnumFromName(kDiscoveryModeNames, "k8s").has_value());
+  EXPECT_EQ(EnumNames(kDiscoveryModeNames),
+            (std::vector<std::string>{"apiserver", "file", "cgroup"}));
 }
 
 }  // namespace

@@ -18,19 +18,20 @@ TEST(FlowsConfig, Defaults) {
   auto parsed = Parse({});
   ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
   const auto& cfg = std::get<AgentConfig>(parsed);
-  EXPECT_EQ(cfg.flows_mode, "ebpf");
-  EXPECT_EQ(cfg.pcap_interfaces, "");
-  EXPECT_EQ(cfg.training_port_list, std::vector<uint16_t>{2222});
-  EXPECT_EQ(cfg.flow_map_entries, 65536u);
-  EXPECT_EQ(cfg.pcap_buffer_bytes, 32 << 20);
-  EXPECT_EQ(cfg.cgroup2_path, "");
+  EXPECT_EQ(cfg.flows.mode, FlowsMode::kEbpf);
+  EXPECT_TRUE(cfg.flows.pcap_interfaces.empty());
+  EXPECT_EQ(cfg.flows.training_ports, std::vector<uint16_t>{2222});
+  EXPECT_EQ(cfg.flows.map_entries, 65536u);
+  EXPECT_EQ(cfg.flows.pcap_buffer_bytes, 32 << 20);
+  EXPECT_EQ(cfg.flows.cgroup2_path, "");
+  EXPECT_DOUBLE_EQ(cfg.flows.burst_gap_s, 0.02);
 }
 
 TEST(FlowsConfig, FlagsAndEnvironment) {
   ::setenv("TRAINSCOPE_FLOWS", "pcap", 1);
   ::setenv("TRAINSCOPE_TRAINING_PORTS", "2222,2223", 1);
   ::setenv("TRAINSCOPE_FLOW_MAP_ENTRIES", "1024", 1);
-  auto parsed = Parse({"--pcap-interfaces", "any", "--training-ports",
+  auto parsed = Parse({"--pcap-interfaces", "any,eth1", "--training-ports",
                        "2222,5000", "--pcap-buffer-bytes", "1048576",
                        "--cgroup2-path", "/sys/fs/cgroup/unified"});
   ::unsetenv("TRAINSCOPE_FLOWS");
@@ -38,12 +39,15 @@ TEST(FlowsConfig, FlagsAndEnvironment) {
   ::unsetenv("TRAINSCOPE_FLOW_MAP_ENTRIES");
   ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
   const auto& cfg = std::get<AgentConfig>(parsed);
-  EXPECT_EQ(cfg.flows_mode, "pcap");
-  EXPECT_EQ(cfg.pcap_interfaces, "any");
-  EXPECT_EQ(cfg.training_port_list, (std::vector<uint16_t>{2222, 5000}));
-  EXPECT_EQ(cfg.flow_map_entries, 1024u);
-  EXPECT_EQ(cfg.pcap_buffer_bytes, 1 << 20);
-  EXPECT_EQ(cfg.cgroup2_path, "/sys/fs/cgroup/unified");
+  EXPECT_EQ(cfg.flows.mode, FlowsMode::kPcap);
+  EXPECT_EQ(cfg.flows.pcap_interfaces,
+            (std::vector<std::string>{"any", "eth1"}));
+  EXPECT_EQ(cfg.flows.training_ports, (std::vector<uint16_t>{2222, 5000}));
+  EXPECT_EQ(cfg.flows.map_entries, 1024u);
+  EXPECT_EQ(cfg.flows.pcap_buffer_bytes, 1 << 20);
+  EXPECT_EQ(cfg.flows.cgroup2_path, "/sys/fs/cgroup/unified");
+  // The profiler attaches under the same cgroup2 mount.
+  EXPECT_EQ(cfg.on_demand_profiler->cgroup2_path, "/sys/fs/cgroup/unified");
 }
 
 TEST(FlowsConfig, RejectsBadValues) {

@@ -1,4 +1,4 @@
-#include "exporter/flows_families.h"
+#include "flows/flows_families.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "api_views.h"
+#include "exporter/ps_share_families.h"
 
 namespace trainscope {
 namespace {

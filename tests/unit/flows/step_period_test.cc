@@ -80,7 +80,7 @@ INSTANTIATE_TEST_SUITE_P(
              2},
         Case{"too_few_cycles", {.period_s = 1, .cycles = 3}, 0},
         Case{"pure_noise", {.period_s = 1, .cycles = 60, .jitter = 0.6}, 0}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 std::vector<BurstPoint> Merge(std::vector<BurstPoint> a,
                               const std::vector<BurstPoint>& b) {

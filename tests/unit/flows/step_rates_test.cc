@@ -69,35 +69,63 @@ TEST_F(StepRateTrackerTest, RateFromEveryPeerStream) {
   EXPECT_EQ(rates.at("w0").streams, 2u);
 }
 
-// The saturated-link scenario: the exchanges with ps-0 are paced over most
-// of each step (its pieces 0.3 s apart, busy 0.25 s of each), so their train
-// shows the pieces' period; the quiet streams with ps-1 give the steps.
-TEST_F(StepRateTrackerTest, BusyStreamsGiveWayToQuietOnes) {
+// The saturated-link scenario: the shaped link to ps-0 cuts each exchange
+// into pieces of any size whose rhythm (0.3 s here) is not the step's; the
+// whole exchanges with ps-1 (one 500 kB burst per step, each direction)
+// give the steps.
+TEST_F(StepRateTrackerTest, WholeExchangesOutvoteCutOnes) {
   StepRateTracker tracker;
   auto resolver = Resolver();
-  auto paced =
-      Train("198.18.0.20", 0, 0.3, 200, FlowDirection::kReceive, 100'000);
-  for (auto& e : paced) e.end_s = e.start_s + 0.25;
-  auto paced_tx = paced;
-  for (auto& e : paced_tx) e.direction = FlowDirection::kTransmit;
-  tracker.Add(paced, resolver);
-  tracker.Add(paced_tx, resolver);
+  auto cut = Train("198.18.0.20", 0, 0.3, 200, FlowDirection::kReceive);
+  for (size_t k = 0; k < cut.size(); ++k)
+    cut[k].payload_bytes = 20'000 + 37'000 * (k % 5);
+  auto cut_tx = cut;
+  for (auto& e : cut_tx) e.direction = FlowDirection::kTransmit;
+  tracker.Add(cut, resolver);
+  tracker.Add(cut_tx, resolver);
   tracker.Add(Train("198.18.0.21", 0, 0.75, 80), resolver);
+  tracker.Add(Train("198.18.0.21", 0.1, 0.75, 80, FlowDirection::kTransmit),
+              resolver);
   const auto rates = tracker.Rates(60);
   ASSERT_TRUE(rates.at("w0").steps_per_second.has_value());
   EXPECT_NEAR(*rates.at("w0").steps_per_second, 1 / 0.75, 0.02);
-  EXPECT_EQ(rates.at("w0").streams, 3u);
+  EXPECT_EQ(rates.at("w0").streams, 4u);
 
-  // All of them busy: they still give a rate (no better one exists).
-  StepRateTracker busy_only;
-  busy_only.Add(paced, resolver);
-  ASSERT_TRUE(busy_only.Rates(60).at("w0").steps_per_second.has_value());
+  // One whole stream among cut ones (an evaluator's fixed-size reads) is
+  // not enough to silence the others.
+  StepRateTracker one_whole;
+  one_whole.Add(cut, resolver);
+  one_whole.Add(cut_tx, resolver);
+  one_whole.Add(Train("198.18.0.21", 0, 0.75, 80), resolver);
+  ASSERT_TRUE(one_whole.Rates(60).at("w0").steps_per_second.has_value());
+  EXPECT_GT(*one_whole.Rates(60).at("w0").steps_per_second, 2.0);
 }
 
-TEST(BusyShare, ShareOfTheSpanInBursts) {
-  std::deque<BurstPoint> bursts = {{0, 10, 0.1}, {1, 10, 1.1}, {2, 10, 2.5}};
-  EXPECT_NEAR(BusyShare(bursts), 0.7 / 2.5, 1e-9);
-  EXPECT_EQ(BusyShare({}), 0);
+TEST(WholeExchanges, OneSizeCarriesTheBytes) {
+  const std::vector<BurstPoint> whole = {
+      {0, 500'000, 0.1}, {1, 8, 1.0}, {2, 498'000, 2.1}};
+  const std::vector<BurstPoint> cut = {
+      {0, 65'000, 0.1}, {1, 2'896, 1.0}, {2, 30'000, 2.1}, {3, 120'000, 3.0}};
+  EXPECT_TRUE(WholeExchanges(whole));
+  EXPECT_FALSE(WholeExchanges(cut));
+  EXPECT_FALSE(WholeExchanges(std::vector<BurstPoint>{}));
+}
+
+// Whole exchanges at irregular intervals (a contended link's steps of 0.5
+// and 0.9 s in turn): the comb could lock onto the short gap; the volume
+// estimate counts the steps, 1 / 0.7 s.
+TEST(EstimatePeriodAtAnyScale, WholeExchangesAreCountedNotCombed) {
+  std::vector<BurstPoint> bursts;
+  double t = 0;
+  for (int k = 0; k < 60; ++k) {
+    bursts.push_back({t, 500'000, t + 0.05});
+    t += k % 2 ? 0.9 : 0.5;
+  }
+  auto e = EstimatePeriodAtAnyScale(bursts, PeriodSettings{});
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(e->whole_exchanges);
+  EXPECT_EQ(e->method, PeriodEstimate::Method::kVolume);
+  EXPECT_NEAR(e->period_s, 0.7, 0.01);
 }
 
 TEST_F(StepRateTrackerTest, FollowsARateThatDrops) {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "exporter/gpu_families.h"
+#include "gpu/gpu_families.h"
 #include "gpu_test_env.h"
 
 namespace trainscope::gpu_test {

@@ -1,4 +1,4 @@
-#include "exporter/gpu_families.h"
+#include "gpu/gpu_families.h"
 
 #include <gtest/gtest.h>
 

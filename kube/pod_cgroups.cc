@@ -1,4 +1,4 @@
-#include "cgroup/pod_cgroups.h"
+#include "kube/pod_cgroups.h"
 
 #include <algorithm>
 #include <array>

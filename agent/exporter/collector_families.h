@@ -8,11 +8,8 @@
 
 namespace trainscope {
 
-// trainscope_node_*: CPU, memory and physical NICs of this node.
-void AppendNodeFamilies(const ExportContext& ctx,
-                        std::vector<prometheus::MetricFamily>& out);
-
-// trainscope_collector_up / _duration_seconds for every collector that ran.
+// trainscope_collector_up / _duration_seconds for every collector that ran,
+// and the snapshot's time.
 void AppendCollectorFamilies(const ExportContext& ctx,
                              std::vector<prometheus::MetricFamily>& out);
 

@@ -1,4 +1,4 @@
-#include "exporter/flows_families.h"
+#include "flows/flows_families.h"
 
 #include <optional>
 #include <string>
@@ -32,13 +32,13 @@ LabelMap PeerLabels(const PodInfo& pod, const PeerTrafficSample& s) {
 // costs the step (docs/diagnosis.md, "Cost").
 struct FlowsExchangeFamilies {
   FamilyBuilder receive{
-      "trainscope_peer_receive_exchange_seconds_total",
+      std::string(kPeerReceiveExchangeSecondsTotal),
       "Seconds the pod spent receiving exchange bursts from the peer pod "
       "(first to last payload packet of each burst; a silence over "
       "--step-burst-gap ends a burst).",
       MetricType::Counter};
   FamilyBuilder transmit{
-      "trainscope_peer_transmit_exchange_seconds_total",
+      std::string(kPeerTransmitExchangeSecondsTotal),
       "Seconds the pod spent sending exchange bursts to the peer pod.",
       MetricType::Counter};
 };
@@ -46,12 +46,12 @@ struct FlowsExchangeFamilies {
 void AppendPeerFamilies(const ExportContext& ctx,
                         std::vector<prometheus::MetricFamily>& out) {
   FamilyBuilder rx(
-      "trainscope_peer_receive_bytes_total",
+      std::string(kPeerReceiveBytesTotal),
       "Bytes the pod received from the peer pod (IP level: IP "
       "header and everything after it), whoever opened the "
       "connection. Peers that are no known pod share peer_pod=\"\".",
       MetricType::Counter);
-  FamilyBuilder tx("trainscope_peer_transmit_bytes_total",
+  FamilyBuilder tx(std::string(kPeerTransmitBytesTotal),
                    "Bytes the pod sent to the peer pod (IP level), whoever "
                    "opened the connection. Peers that are no known pod share "
                    "peer_pod=\"\".",
@@ -118,58 +118,6 @@ void AppendStepRateFamilies(const ExportContext& ctx,
   }
   steps.MoveInto(out);
 }
-
-void AppendHealthFamilies(const FlowsSample& r,
-                          std::vector<prometheus::MetricFamily>& out);
-
-}  // namespace
-
-void AppendPsShareFamilies(const std::vector<diagnosis::JobTraffic>& jobs,
-                           size_t window_samples,
-                           std::vector<prometheus::MetricFamily>& out) {
-  const std::string window = std::to_string(window_samples);
-  FamilyBuilder share(
-      "trainscope_ps_traffic_share_ratio",
-      "Share of the bytes exchanged (both directions) between a training "
-      "job's workers seen on this node and its parameter servers that this "
-      "PS carried, over the diagnosis window (" +
-          window +
-          " samples); the PS' own traffic when no worker is seen. 1/n when "
-          "balanced. Same numbers as the report's ps_traffic_share.",
-      MetricType::Gauge);
-  FamilyBuilder skew(
-      "trainscope_ps_traffic_skew_ratio",
-      "Max over mean of the job's per-PS traffic over the diagnosis window "
-      "(" +
-          window +
-          " samples). 1 when balanced, n when one PS of n carries "
-          "everything.",
-      MetricType::Gauge);
-  for (const auto& job : jobs) {
-    const std::optional<double> job_skew = diagnosis::PsTrafficSkew(job);
-    if (!job_skew) continue;  // no PS traffic: a share of nothing
-    for (const auto& t : job.ps_traffic) {
-      share.Add({{"namespace", job.namespace_name},
-                 {"training_job", job.training_job},
-                 {"pod", t.pod}},
-                t.share);
-    }
-    skew.Add(
-        {{"namespace", job.namespace_name}, {"training_job", job.training_job}},
-        *job_skew);
-  }
-  share.MoveInto(out);
-  skew.MoveInto(out);
-}
-
-FamilySection PsShareSection(const diagnosis::DiagnosisRunner& runner) {
-  return [&runner](const ExportContext&,
-                   std::vector<prometheus::MetricFamily>& out) {
-    AppendPsShareFamilies(runner.Jobs(), runner.settings().window_samples, out);
-  };
-}
-
-namespace {
 
 void AppendHealthFamilies(const FlowsSample& r,
                           std::vector<prometheus::MetricFamily>& out) {

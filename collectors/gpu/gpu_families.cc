@@ -1,8 +1,10 @@
-#include "exporter/gpu_families.h"
+#include "gpu/gpu_families.h"
 
 #include <functional>
 #include <optional>
 #include <string>
+
+#include "trainscope/metric_names.h"
 
 namespace trainscope {
 namespace {
@@ -123,7 +125,7 @@ void AppendGpuFamilies(const ExportContext& ctx,
                        "GPU memory used by the container's processes on the "
                        "GPU, in bytes.",
                        MetricType::Gauge);
-  FamilyBuilder util("trainscope_pod_gpu_utilization_ratio",
+  FamilyBuilder util(std::string(kPodGpuUtilizationRatio),
                      "Summed SM utilization of the container's processes on "
                      "the GPU, capped at 1.",
                      MetricType::Gauge);

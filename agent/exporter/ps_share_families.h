@@ -11,12 +11,6 @@
 
 namespace trainscope {
 
-// trainscope_peer_* from Snapshot::peer_traffic and the flows collector's
-// own health (trainscope_flows_*) from Snapshot::flows: the snapshot is all
-// it reads.
-void AppendFlowsFamilies(const ExportContext& ctx,
-                         std::vector<prometheus::MetricFamily>& out);
-
 // trainscope_ps_traffic_share_ratio / _skew_ratio from the diagnosis' PS
 // traffic per job (diagnosis::ComputeJobTraffic over its evaluation window
 // of `window_samples` snapshots), so the metrics, the report's
@@ -25,6 +19,7 @@ void AppendFlowsFamilies(const ExportContext& ctx,
 void AppendPsShareFamilies(const std::vector<diagnosis::JobTraffic>& jobs,
                            size_t window_samples,
                            std::vector<prometheus::MetricFamily>& out);
+
 // The section the agent registers: the runner's latest jobs.
 FamilySection PsShareSection(const diagnosis::DiagnosisRunner& runner);
 

@@ -1,7 +1,8 @@
-#include "exporter/node_families.h"
+#include "node/node_families.h"
 
-#include <chrono>
 #include <optional>
+
+#include "trainscope/metric_names.h"
 
 namespace trainscope {
 namespace {
@@ -28,14 +29,14 @@ void AppendNodeFamilies(const ExportContext& ctx,
       .MoveInto(out);
   const std::optional<double> cpus =
       node.cpu_count ? std::optional<double>(*node.cpu_count) : std::nullopt;
-  FamilyBuilder("trainscope_node_cpus", "Online CPUs of the node.",
+  FamilyBuilder(std::string(kNodeCpus), "Online CPUs of the node.",
                 MetricType::Gauge)
       .Add(labels, cpus)
       .MoveInto(out);
   // The old name ends in _count, which promtool reserves for histograms and
   // summaries. Kept one release for dashboards and rules that read it;
   // removal planned in docs/metrics.md.
-  FamilyBuilder("trainscope_node_cpu_count",
+  FamilyBuilder(std::string(kNodeCpuCountDeprecated),
                 "Deprecated: use trainscope_node_cpus (same value); removed "
                 "in the next release.",
                 MetricType::Gauge)
@@ -52,9 +53,9 @@ void AppendNodeFamilies(const ExportContext& ctx,
       .Add(labels, AsDouble(node.memory_available_bytes))
       .MoveInto(out);
 
-  FamilyBuilder rx("trainscope_node_network_receive_bytes_total",
+  FamilyBuilder rx(std::string(kNodeNetworkReceiveBytesTotal),
                    "Bytes received on a physical NIC.", MetricType::Counter);
-  FamilyBuilder tx("trainscope_node_network_transmit_bytes_total",
+  FamilyBuilder tx(std::string(kNodeNetworkTransmitBytesTotal),
                    "Bytes sent on a physical NIC.", MetricType::Counter);
   FamilyBuilder rx_drops("trainscope_node_network_receive_drops_total",
                          "Received packets dropped on a physical NIC.",
@@ -62,7 +63,7 @@ void AppendNodeFamilies(const ExportContext& ctx,
   FamilyBuilder tx_drops("trainscope_node_network_transmit_drops_total",
                          "Outgoing packets dropped on a physical NIC.",
                          MetricType::Counter);
-  FamilyBuilder speed("trainscope_node_network_speed_bytes",
+  FamilyBuilder speed(std::string(kNodeNetworkSpeedBytes),
                       "Link speed of a physical NIC in bytes per second "
                       "(absent when the driver does not report one).",
                       MetricType::Gauge);
@@ -77,31 +78,6 @@ void AppendNodeFamilies(const ExportContext& ctx,
   for (auto* family : {&rx, &tx, &rx_drops, &tx_drops, &speed}) {
     family->MoveInto(out);
   }
-}
-
-void AppendCollectorFamilies(const ExportContext& ctx,
-                             std::vector<prometheus::MetricFamily>& out) {
-  FamilyBuilder up("trainscope_collector_up",
-                   "1 when the collector's last run succeeded, 0 when it "
-                   "failed or had nothing to collect (no GPU, no BPF).",
-                   MetricType::Gauge);
-  FamilyBuilder duration("trainscope_collector_duration_seconds",
-                         "Wall time of the collector's last run, in seconds.",
-                         MetricType::Gauge);
-  for (const auto& run : ctx.snapshot().collectors) {
-    LabelMap labels = {{"collector", run.name}};
-    up.Add(labels, run.status.ok() ? 1.0 : 0.0);
-    duration.Add(labels, run.duration_seconds);
-  }
-  up.MoveInto(out);
-  duration.MoveInto(out);
-  FamilyBuilder("trainscope_last_sample_timestamp_seconds",
-                "Unix time of the snapshot this exposition renders.",
-                MetricType::Gauge)
-      .Add({}, std::chrono::duration<double>(
-                   ctx.snapshot().taken_at.time_since_epoch())
-                   .count())
-      .MoveInto(out);
 }
 
 }  // namespace trainscope

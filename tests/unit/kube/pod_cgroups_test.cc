@@ -1,4 +1,4 @@
-#include "cgroup/pod_cgroups.h"
+#include "kube/pod_cgroups.h"
 
 #include <gtest/gtest.h>
 
@@ -210,8 +210,8 @@ TEST_P(ScanLayout, EveryHierarchySeesTheSamePods) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ScanLayout,
                          ::testing::ValuesIn(FixtureLayouts()),
-                         [](const auto& info) {
-                           std::string name = info.param;
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });

@@ -1,9 +1,11 @@
-#include "exporter/pod_families.h"
+#include "cgroup/pod_families.h"
 
 #include <functional>
 #include <optional>
 #include <string>
 #include <utility>
+
+#include "trainscope/metric_names.h"
 
 namespace trainscope {
 namespace {
@@ -15,9 +17,10 @@ struct CgroupSeries {
   const CgroupSample* sample;
 };
 
-// One metric of a cgroup sample: its name suffix, type, help and getter.
+// One metric of a cgroup sample: its pod series' name (the container
+// series' is ContainerMetric of it), type, help and getter.
 struct CgroupMetric {
-  const char* suffix;
+  std::string_view pod_name;
   MetricType type;
   const char* help;
   std::function<std::optional<double>(const CgroupSample&)> get;
@@ -25,66 +28,71 @@ struct CgroupMetric {
 
 const std::vector<CgroupMetric>& CgroupMetrics() {
   static const std::vector<CgroupMetric> metrics = {
-      {"cpu_usage_seconds_total", MetricType::Counter,
+      {kPodCpuUsageSecondsTotal, MetricType::Counter,
        "CPU time consumed, in seconds.",
        [](const CgroupSample& s) { return s.cpu.usage_seconds; }},
-      {"cpu_periods_total", MetricType::Counter,
+      {kPodCpuPeriodsTotal, MetricType::Counter,
        "CFS enforcement periods elapsed.",
        [](const CgroupSample& s) { return AsDouble(s.cpu.periods); }},
-      {"cpu_throttled_periods_total", MetricType::Counter,
+      {kPodCpuThrottledPeriodsTotal, MetricType::Counter,
        "CFS periods in which the cgroup was throttled.",
        [](const CgroupSample& s) { return AsDouble(s.cpu.throttled_periods); }},
-      {"cpu_throttled_seconds_total", MetricType::Counter,
+      {"trainscope_pod_cpu_throttled_seconds_total", MetricType::Counter,
        "Time the cgroup was throttled by its CPU limit, in seconds.",
        [](const CgroupSample& s) { return s.cpu.throttled_seconds; }},
-      {"cpu_limit_cores", MetricType::Gauge,
+      {kPodCpuLimitCores, MetricType::Gauge,
        "CPU limit (CFS quota / period) in cores; absent when unlimited.",
        [](const CgroupSample& s) { return s.cpu.limit_cores; }},
-      {"memory_usage_bytes", MetricType::Gauge,
+      {"trainscope_pod_memory_usage_bytes", MetricType::Gauge,
        "Memory charged to the cgroup, page cache included, in bytes.",
        [](const CgroupSample& s) { return AsDouble(s.memory.usage_bytes); }},
-      {"memory_working_set_bytes", MetricType::Gauge,
+      {kPodMemoryWorkingSetBytes, MetricType::Gauge,
        "Memory usage minus inactive file cache (what the OOM killer and the "
        "kubelet look at), in bytes.",
        [](const CgroupSample& s) {
          return AsDouble(s.memory.working_set_bytes);
        }},
-      {"memory_rss_bytes", MetricType::Gauge,
+      {"trainscope_pod_memory_rss_bytes", MetricType::Gauge,
        "Anonymous memory (RSS), in bytes.",
        [](const CgroupSample& s) { return AsDouble(s.memory.rss_bytes); }},
-      {"memory_limit_bytes", MetricType::Gauge,
+      {kPodMemoryLimitBytes, MetricType::Gauge,
        "Memory limit in bytes; absent when unlimited.",
        [](const CgroupSample& s) { return AsDouble(s.memory.limit_bytes); }},
-      {"oom_events_total", MetricType::Counter,
+      {kPodOomEventsTotal, MetricType::Counter,
        "Processes killed by the OOM killer inside the cgroup.",
        [](const CgroupSample& s) { return AsDouble(s.memory.oom_events); }},
-      {"io_read_bytes_total", MetricType::Counter,
+      {kPodIoReadBytesTotal, MetricType::Counter,
        "Bytes read from block devices.",
        [](const CgroupSample& s) { return AsDouble(s.io.read_bytes); }},
-      {"io_write_bytes_total", MetricType::Counter,
+      {"trainscope_pod_io_write_bytes_total", MetricType::Counter,
        "Bytes written to block devices.",
        [](const CgroupSample& s) { return AsDouble(s.io.write_bytes); }},
   };
   return metrics;
 }
 
-void AppendCgroupFamilies(const std::string& prefix, const char* scope,
+// Pod series, or (`containers`) the same metrics per container.
+void AppendCgroupFamilies(bool containers,
                           const std::vector<CgroupSeries>& series,
                           std::vector<prometheus::MetricFamily>& out) {
+  const char* scope = containers ? "container" : "pod";
+  auto name = [containers](std::string_view pod_name) {
+    return containers ? ContainerMetric(pod_name) : std::string(pod_name);
+  };
   for (const auto& metric : CgroupMetrics()) {
-    FamilyBuilder family(prefix + metric.suffix,
+    FamilyBuilder family(name(metric.pod_name),
                          std::string(metric.help) + " Per " + scope + ".",
                          metric.type);
     for (const auto& s : series) family.Add(s.labels, metric.get(*s.sample));
     family.MoveInto(out);
   }
   // PSI, named as cAdvisor does: "waiting" is PSI some, "stalled" PSI full.
-  FamilyBuilder waiting(prefix + "pressure_waiting_seconds_total",
+  FamilyBuilder waiting(name(kPodPressureWaitingSecondsTotal),
                         "Time at least one task waited for the resource "
                         "(PSI some), in seconds. Per " +
                             std::string(scope) + ".",
                         MetricType::Counter);
-  FamilyBuilder stalled(prefix + "pressure_stalled_seconds_total",
+  FamilyBuilder stalled(name("trainscope_pod_pressure_stalled_seconds_total"),
                         "Time all non-idle tasks stalled on the resource "
                         "(PSI full), in seconds. Per " +
                             std::string(scope) + ".",
@@ -105,7 +113,7 @@ void AppendCgroupFamilies(const std::string& prefix, const char* scope,
 }
 
 struct NetMetric {
-  const char* name;
+  std::string_view name;
   const char* help;
   uint64_t NetDevCounters::*field;
 };
@@ -114,10 +122,10 @@ void AppendNetworkFamilies(
     const std::vector<std::pair<LabelMap, const NetDevCounters*>>& pods,
     std::vector<prometheus::MetricFamily>& out) {
   static const NetMetric metrics[] = {
-      {"trainscope_pod_network_receive_bytes_total",
+      {kPodNetworkReceiveBytesTotal,
        "Bytes received on the pod's interfaces (lo excluded).",
        &NetDevCounters::receive_bytes},
-      {"trainscope_pod_network_transmit_bytes_total",
+      {kPodNetworkTransmitBytesTotal,
        "Bytes sent on the pod's interfaces (lo excluded).",
        &NetDevCounters::transmit_bytes},
       {"trainscope_pod_network_receive_packets_total",
@@ -140,7 +148,8 @@ void AppendNetworkFamilies(
        &NetDevCounters::transmit_errors},
   };
   for (const auto& metric : metrics) {
-    FamilyBuilder family(metric.name, metric.help, MetricType::Counter);
+    FamilyBuilder family(std::string(metric.name), metric.help,
+                         MetricType::Counter);
     for (const auto& [labels, counters] : pods) {
       family.Add(labels, static_cast<double>(counters->*metric.field));
     }
@@ -153,7 +162,7 @@ void AppendNetworkFamilies(
 void AppendPodFamilies(const ExportContext& ctx,
                        std::vector<prometheus::MetricFamily>& out) {
   const Snapshot& snapshot = ctx.snapshot();
-  FamilyBuilder info("trainscope_pod_info",
+  FamilyBuilder info(std::string(kPodInfo),
                      "1 for every pod the agent exports (--pod-filter), with "
                      "its identity.",
                      MetricType::Gauge);
@@ -198,9 +207,8 @@ void AppendPodFamilies(const ExportContext& ctx,
     }
     if (sample.network) network.emplace_back(labels, &*sample.network);
   }
-  AppendCgroupFamilies("trainscope_pod_", "pod", pod_series, out);
-  AppendCgroupFamilies("trainscope_container_", "container", container_series,
-                       out);
+  AppendCgroupFamilies(false, pod_series, out);
+  AppendCgroupFamilies(true, container_series, out);
   AppendNetworkFamilies(network, out);
 }
 

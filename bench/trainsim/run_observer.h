@@ -1,0 +1,60 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "agents.h"
+#include "cluster_verify.h"
+#include "node.h"
+#include "prometheus_runner.h"
+#include "run_results.h"
+#include "scenario.h"
+#include "step_rates.h"
+#include "verify_match.h"
+
+namespace trainsim {
+
+// What `verify` watches while a scenario runs: at each poll the agents'
+// reports (and, for a cluster, every few polls the cluster view through
+// Prometheus, whole and triaged) and the pods' true step counts; judged
+// once at the end.
+class RunObserver {
+ public:
+  // `agents` and `prometheus` (null for one node) outlive the observer;
+  // `cli` is the trainscope CLI for the cluster view.
+  RunObserver(const Scenario& scenario, const SimNode& node,
+              std::vector<AgentProcess>& agents, PrometheusRunner* prometheus,
+              std::string cli);
+
+  // One poll, `elapsed` seconds into the run. The final poll (the pods
+  // still running) prints the reports instead of a progress line.
+  void Poll(double elapsed, bool final_poll);
+
+  // The per-worker step-rate table (true against estimated).
+  std::string StepRateTable() const { return rates_.Table(); }
+  // The verdict JSON; failed (an agent died, the run was interrupted)
+  // fails it whatever was seen.
+  nlohmann::ordered_json Verdict(bool failed) const;
+  // The results file (verify --results) for `verdict`.
+  nlohmann::ordered_json Results(const nlohmann::ordered_json& verdict) const;
+
+ private:
+  void PollAgents(double elapsed, bool final_poll, std::string* status,
+                  size_t* got);
+  void PollClusterView(double elapsed, bool final_poll, std::string* status);
+
+  const Scenario& scenario_;
+  const SimNode& node_;
+  std::vector<AgentProcess>& agents_;
+  PrometheusRunner* prometheus_;
+  const std::string cli_;
+  const bool cluster_;
+  VerifyTracker tracker_;
+  ClusterVerify views_;
+  StepRateTracker rates_;
+  DiagnosisLog diagnoses_;
+  int polls_ = 0;
+};
+
+}  // namespace trainsim
