@@ -174,7 +174,8 @@ Status PeerFlowsBpf::DrainBatch(std::map<FlowKey, FlowCounters>* out) {
     }
     if (err == 0) continue;
     if (saved == ENOENT) return Status::Ok();
-    if (saved == EINVAL || saved == ENOTSUP || saved == EOPNOTSUPP) {
+    // (ENOTSUP is EOPNOTSUPP on Linux.)
+    if (saved == EINVAL || saved == EOPNOTSUPP) {
       spdlog::info("[flows] batch map lookup unavailable ({}); iterating keys",
                    std::strerror(saved));
       batch_ok_ = false;

@@ -222,17 +222,14 @@ bool WholeExchanges(std::span<const BurstPoint> bursts) {
 
 namespace {
 
-// One scale's estimate: volume first for whole exchanges, else comb first.
+// One scale's estimate: the comb, else the volume; marked when the train
+// is of whole exchanges.
 std::optional<PeriodEstimate> EstimateAtScale(
     const std::vector<BurstPoint>& merged, const PeriodSettings& s) {
-  if (WholeExchanges(merged)) {
-    auto e = EstimatePeriodByVolume(merged, s);
-    if (!e) e = EstimatePeriod(merged, s);
-    if (e) e->whole_exchanges = true;
-    return e;
-  }
-  if (auto e = EstimatePeriod(merged, s)) return e;
-  return EstimatePeriodByVolume(merged, s);
+  auto e = EstimatePeriod(merged, s);
+  if (!e) e = EstimatePeriodByVolume(merged, s);
+  if (e) e->whole_exchanges = WholeExchanges(merged);
+  return e;
 }
 
 }  // namespace

@@ -45,8 +45,8 @@ struct PeriodEstimate {
   double jitter = 0;     // residual standard deviation / period
   int cycles = 0;        // whole periods the fit spans
   size_t bursts = 0;     // big bursts used
-  // The train is of whole exchanges (WholeExchanges): its volume estimate
-  // counts every step exactly, however irregular their timing.
+  // The train is of whole exchanges (WholeExchanges): one per step, never
+  // cut by a contended link.
   bool whole_exchanges = false;
 };
 
@@ -113,10 +113,7 @@ bool WholeExchanges(std::span<const BurstPoint> bursts);
 // The bursts merged at the natural gap, then at each of kMergeGaps in turn,
 // the comb (EstimatePeriod) then the volume estimate at each; the first that
 // shows a period wins. The natural gap joins exactly the pieces of one step;
-// of the fixed ones the smallest that works keeps short steps apart. On a
-// train of whole exchanges the volume estimate goes first: it counts the
-// steps exactly, where a comb over irregular steps (a contended link) can
-// lock onto a fraction of the period.
+// of the fixed ones the smallest that works keeps short steps apart.
 std::optional<PeriodEstimate> EstimatePeriodAtAnyScale(
     std::span<const BurstPoint> bursts, const PeriodSettings& s = {});
 

@@ -90,19 +90,16 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
     }
     const std::vector<BurstPoint> window(b.begin() + first, b.end());
     auto period = EstimatePeriodAtAnyScale(window, s_.period);
-    // The short window only for a regular train (the comb) or for whole
-    // exchanges (the volume estimate counts their steps exactly): the
-    // volume estimate of other irregular trains needs the longer windows to
-    // average out where their first and last steps fall.
+    // The short window only for a regular train (the comb): the volume
+    // estimate of an irregular one needs the longer windows to average out
+    // where its first and last steps fall.
     // A longer window must really hold that much history: a stream younger
     // than 30 s has only a noisy volume estimate, or a start-up's.
     const double held = b.back().start_s - b[first].start_s;
     const bool enough =
         span > s_.short_window_s
             ? held >= 0.8 * span
-            : period &&
-                  (period->method == PeriodEstimate::Method::kComb ||
-                   period->whole_exchanges) &&
+            : period && period->method == PeriodEstimate::Method::kComb &&
                   period->cycles >= s_.short_window_cycles;
     if (period && enough) {
       if (auto changed = RecentChange(window, period->period_s))

@@ -111,23 +111,6 @@ TEST(WholeExchanges, OneSizeCarriesTheBytes) {
   EXPECT_FALSE(WholeExchanges(std::vector<BurstPoint>{}));
 }
 
-// Whole exchanges at irregular intervals (a contended link's steps of 0.5
-// and 0.9 s in turn): the comb could lock onto the short gap; the volume
-// estimate counts the steps, 1 / 0.7 s.
-TEST(EstimatePeriodAtAnyScale, WholeExchangesAreCountedNotCombed) {
-  std::vector<BurstPoint> bursts;
-  double t = 0;
-  for (int k = 0; k < 60; ++k) {
-    bursts.push_back({t, 500'000, t + 0.05});
-    t += k % 2 ? 0.9 : 0.5;
-  }
-  auto e = EstimatePeriodAtAnyScale(bursts, PeriodSettings{});
-  ASSERT_TRUE(e.has_value());
-  EXPECT_TRUE(e->whole_exchanges);
-  EXPECT_EQ(e->method, PeriodEstimate::Method::kVolume);
-  EXPECT_NEAR(e->period_s, 0.7, 0.01);
-}
-
 TEST_F(StepRateTrackerTest, FollowsARateThatDrops) {
   StepRateTracker tracker;
   auto resolver = Resolver();
