@@ -13,40 +13,42 @@
 #include "profiler/profiler_collector.h"
 
 namespace trainscope {
+namespace {
+
+// One collector: how the flags make it (null when they turn it off) and its
+// section of /metrics (empty when another collector's section carries it).
+struct CollectorEntry {
+  std::function<CollectorPtr(const AgentConfig&, const ProfilerHandles&)> make;
+  FamilySection section;
+};
 
 const std::vector<CollectorEntry>& CollectorRegistry() {
   static const std::vector<CollectorEntry> registry = {
       // cgroup first: it finds each pod's cgroups and PIDs that procnet
       // uses; its section is every pod's series, procnet's included.
-      {"cgroup",
-       [](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
+      {[](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
          return std::make_unique<CgroupCollector>(c.host);
        },
        AppendPodFamilies},
-      {"procnet",
-       [](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
+      {[](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
          return std::make_unique<ProcNetCollector>(c.host);
        },
        {}},
       // flows after cgroup: it treats pods with a cgroup sample as local.
-      {"flows",
-       [](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
+      {[](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
          if (c.flows.mode == FlowsMode::kOff) return nullptr;
          return std::make_unique<FlowsCollector>(c.flows, c.host);
        },
        AppendFlowsFamilies},
-      {"node",
-       [](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
+      {[](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
          return std::make_unique<NodeCollector>(c.host, c.node);
        },
        AppendNodeFamilies},
-      {"gpu",
-       [](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
+      {[](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
          return std::make_unique<GpuCollector>(c.host, c.nvml_library);
        },
        AppendGpuFamilies},
-      {"profiler",
-       [](const AgentConfig&, const ProfilerHandles& p) -> CollectorPtr {
+      {[](const AgentConfig&, const ProfilerHandles& p) -> CollectorPtr {
          if (!p.on_demand) return nullptr;
          return std::make_unique<profiler::ProfilerCollector>(p.on_demand,
                                                               p.continuous);
@@ -55,6 +57,8 @@ const std::vector<CollectorEntry>& CollectorRegistry() {
   };
   return registry;
 }
+
+}  // namespace
 
 std::vector<CollectorPtr> MakeCollectors(const AgentConfig& config,
                                          const ProfilerHandles& profilers) {

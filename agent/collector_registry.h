@@ -2,7 +2,6 @@
 
 #include <functional>
 #include <memory>
-#include <string_view>
 #include <vector>
 
 #include "config.h"
@@ -21,19 +20,10 @@ struct ProfilerHandles {
   std::shared_ptr<profiler::ContinuousProfiler> continuous;
 };
 
-// One collector: how the flags make it (null when they turn it off) and the
-// section of /metrics that exports its part of the snapshot (empty when
-// another collector's section carries it).
-struct CollectorEntry {
-  std::string_view name;
-  std::function<CollectorPtr(const AgentConfig&, const ProfilerHandles&)> make;
-  FamilySection section;
-};
-
-// Every collector, in the order they run each cycle. Adding a collector is
-// its folder (collector, parser, section) plus one line here; no static
-// self-registration.
-const std::vector<CollectorEntry>& CollectorRegistry();
+// The registry (collector_registry.cc): every collector, in the order they
+// run each cycle, with the section of /metrics that exports its part of the
+// snapshot. Adding a collector is its folder (collector, parser, section)
+// plus one entry there; no static self-registration.
 
 // The collectors the flags turn on, in registry order.
 std::vector<CollectorPtr> MakeCollectors(const AgentConfig& config,

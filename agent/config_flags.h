@@ -8,17 +8,20 @@
 namespace trainscope {
 
 // What the flags give as text to be parsed and checked after CLI11 has read
-// them (lists, modes, paths), each with the flag's default.
+// them (lists, modes, paths), each with the flag's default: the component's
+// own default where it has one.
 struct FlagText {
-  std::string host_proc = "/proc";
-  std::string host_sys = "/sys";
-  std::string cgroup_root = "/sys/fs/cgroup";
-  std::string discovery = "apiserver";
+  std::string host_proc = HostPaths{}.proc;
+  std::string host_sys = HostPaths{}.sys;
+  std::string cgroup_root = HostPaths{}.cgroup_root;
+  std::string discovery =
+      std::string(NameOfEnum(kDiscoveryModeNames, DiscoveryConfig{}.mode));
   std::string role_labels;  // "job_key,role_key,index_key;..."; "" = default
   std::string peer_pods_namespaces;
   std::string pod_filter = "training";
   std::string pod_namespaces;
-  std::string flows = "ebpf";
+  std::string flows =
+      std::string(NameOfEnum(kFlowsModeNames, FlowsOptions{}.mode));
   std::string pcap_interfaces;  // comma list; "" = physical NICs
   std::string training_ports = "2222";
   std::string cgroup2_path;  // "" = found under --cgroup-root

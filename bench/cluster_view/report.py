@@ -89,6 +89,12 @@ def case(work, name):
 COST_TOLERANCE = 0.02
 
 
+def severity_of_cost(cost):
+    """The severity a cost implies (agent/diagnosis/impact.h: info below
+    kInfoBelowCost, critical above kCriticalAboveCost)."""
+    return "info" if cost < 0.05 else "critical" if cost > 0.5 else "warning"
+
+
 def names_fault(case, fault):
     """Whether a report names the fault: at warning or above, or, for one
     whose cost the generator gives, at the severity that cost implies and
@@ -98,9 +104,8 @@ def names_fault(case, fault):
         return [kind, name] in case["diagnoses"]
     for k, n, severity, cost in case.get("costs", []):
         if [k, n] == [kind, name] and cost is not None:
-            expected = "info" if fault[2] < 0.05 else None
             return (abs(cost - fault[2]) <= COST_TOLERANCE and
-                    (expected is None or severity == expected))
+                    severity == severity_of_cost(fault[2]))
     return False
 
 

@@ -60,13 +60,6 @@ struct PeriodEstimate {
 std::optional<PeriodEstimate> EstimatePeriod(std::span<const BurstPoint> bursts,
                                              const PeriodSettings& s = {});
 
-// The period from the bytes a step exchanges, for trains whose timing is too
-// irregular for a comb (workers contending for one PS pull it at varying
-// phases of their step): every step exchanges the same variables, so the
-// most common big-burst size is the bytes of one step, and the bytes of all
-// bursts between the first and the last big burst's start (pieces of split
-// exchanges included), over that size, are the steps taken in that time.
-// Empty without a dominant size.
 // The burst size most bursts share (within +-tolerance of it), how many do,
 // and the share of all the bytes those bursts carry: near 1 for a stream of
 // whole exchanges, one per step; low for the pieces a contended link cuts.
@@ -77,6 +70,13 @@ struct ModalSize {
 };
 ModalSize DensestSize(std::span<const BurstPoint> bursts, double tolerance);
 
+// The period from the bytes a step exchanges, for trains whose timing is too
+// irregular for a comb (workers contending for one PS pull it at varying
+// phases of their step): every step exchanges the same variables, so the
+// most common big-burst size is the bytes of one step, and the bytes of all
+// bursts between the first and the last big burst's start (pieces of split
+// exchanges included), over that size, are the steps taken in that time.
+// Empty without a dominant size.
 std::optional<PeriodEstimate> EstimatePeriodByVolume(
     std::span<const BurstPoint> bursts, const PeriodSettings& s = {});
 

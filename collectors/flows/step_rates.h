@@ -53,11 +53,6 @@ inline constexpr double kRateChange = 1.6;
 std::optional<PeriodEstimate> RecentChange(std::span<const BurstPoint> window,
                                            double period_s);
 
-// Streams of whole exchanges (WholeExchanges, step_period.h) outvote the
-// cut ones: when a pod has at least two, and they are at least half of its
-// streams with a period, only they vote (a comb over a contended link's
-// pieces finds their rhythm, not the steps').
-
 // Ranks of one allreduce job step together: their rates can only differ by
 // noise. Where the local ranks of a job without parameter servers disagree
 // by more than `tolerance` (relative to the slowest), the streams show
@@ -72,8 +67,11 @@ void WithdrawDisagreeingRanks(std::map<std::string, StepRate>& rates,
 // Burst trains per (local pod, peer pod, direction), bounded in time and
 // count; forgets the pods that left. The rate of a pod is the median of its
 // streams' rates: every peer of a training step is exchanged with once per
-// step, so the streams agree unless one is not a step's; streams of whole
-// exchanges outvote the cut ones (WholeExchanges).
+// step, so the streams agree unless one is not a step's. Streams of whole
+// exchanges (WholeExchanges, step_period.h) outvote the cut ones: when a pod
+// has at least two, and they are at least half of its streams with a
+// period, only they vote (a comb over a contended link's pieces finds their
+// rhythm, not the steps').
 class StepRateTracker {
  public:
   explicit StepRateTracker(StepRateSettings s = {}) : s_(s) {}
