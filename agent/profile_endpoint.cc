@@ -72,6 +72,27 @@ bool ParseProfileQuery(const HttpRequest& req,
   return true;
 }
 
+bool ParseProfileTopQuery(const HttpRequest& req, ProfileTopQuery* out,
+                          std::string* error) {
+  out->namespace_name = req.Query("namespace");
+  out->pod = req.Query("pod");
+  if (out->namespace_name.empty() || out->pod.empty()) {
+    *error = "namespace and pod are required: ?namespace=NS&pod=POD";
+    return false;
+  }
+  if (const std::string n = req.Query("n");
+      !n.empty() && (!ParseInt(n, &out->n) || out->n < 1 || out->n > 100)) {
+    *error = "n must be an integer from 1 to 100, got '" + n + "'";
+    return false;
+  }
+  out->type = req.Query("type").empty() ? "cpu" : req.Query("type");
+  if (out->type != "cpu" && out->type != "offcpu") {
+    *error = "type must be cpu or offcpu, got '" + out->type + "'";
+    return false;
+  }
+  return true;
+}
+
 HttpResponse RenderProfile(const profiler::Profile& profile,
                            const std::string& format,
                            const std::string& title) {
@@ -163,20 +184,13 @@ HttpResponse ServeProfileTop(
                 "continuous profiling is off on this node "
                 "(--profile-continuous off or --profiler off)");
   }
-  const std::string ns = req.Query("namespace"), name = req.Query("pod");
-  if (ns.empty() || name.empty()) {
-    return Text(400, "namespace and pod are required: ?namespace=NS&pod=POD");
+  ProfileTopQuery query;
+  if (std::string error; !ParseProfileTopQuery(req, &query, &error)) {
+    return Text(400, error);
   }
-  int n = 10;
-  if (const std::string q = req.Query("n");
-      !q.empty() && (!ParseInt(q, &n) || n < 1 || n > 100)) {
-    return Text(400, "n must be an integer from 1 to 100, got '" + q + "'");
-  }
-  const std::string type =
-      req.Query("type").empty() ? "cpu" : req.Query("type");
-  if (type != "cpu" && type != "offcpu") {
-    return Text(400, "type must be cpu or offcpu, got '" + type + "'");
-  }
+  const std::string &ns = query.namespace_name, &name = query.pod,
+                    &type = query.type;
+  const int n = query.n;
   if (type == "offcpu" && !continuous->options().offcpu) {
     return Text(503,
                 "continuous off-CPU profiling is off on this node "

@@ -32,6 +32,17 @@ void ServeProfile(const std::shared_ptr<profiler::ProfilerService>& profiler,
                   const PodList& pods, const std::string& node,
                   const HttpRequest& req, HttpReply reply);
 
+// The query of /api/v1/profile/top, checked.
+struct ProfileTopQuery {
+  std::string namespace_name;
+  std::string pod;
+  int n = 10;
+  std::string type = "cpu";  // or "offcpu"
+};
+// Fills `out` or says what is wrong with the query (-> 400).
+bool ParseProfileTopQuery(const HttpRequest& req, ProfileTopQuery* out,
+                          std::string* error);
+
 // GET /api/v1/profile/top?namespace=NS&pod=POD[&n=N][&type=cpu|offcpu]: the
 // pod's top leaf functions (or off-CPU wait sites, in nanoseconds) in the
 // continuous profile's window, as JSON. `continuous` null:

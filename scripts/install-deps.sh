@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # build
   cmake g++ make pkg-config clang-format clang-tidy
+  # scripts/sanitize.sh: clang's ASan/UBSan/TSan runtimes and libFuzzer
+  libclang-rt-14-dev libfuzzer-14-dev
   # libraries
   prometheus-cpp-dev libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libcli11-dev zlib1g-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev

@@ -2,17 +2,13 @@
 // capture (tcpdump -w on a node), counted the way the pcap collector counts:
 // wire lengths from pcap_pkthdr.len, so a headers-only capture (-s 128)
 // still gives exact bytes.
-#include <pcap/pcap.h>
-
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
-#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "flows/pcap_flows.h"
-#include "flows/pcap_parse.h"
+#include "flows/pcap_file.h"
 
 namespace trainscope {
 namespace {
@@ -86,40 +82,19 @@ int RunFlowsCommand(int argc, char** argv) {
     return app.exit(e);
   }
 
-  char err[PCAP_ERRBUF_SIZE] = {};
-  struct Closer {
-    void operator()(pcap_t* p) const { pcap_close(p); }
-  };
-  std::unique_ptr<pcap_t, Closer> pcap(pcap_open_offline(file.c_str(), err));
-  if (!pcap) {
-    std::cerr << "trainscope flows: cannot read " << file << ": " << err
-              << "\n";
-    return 1;
-  }
-  const int link = pcap_datalink(pcap.get());
-  ConversationTable table;
-  uint64_t packets = 0, skipped = 0;
-  pcap_pkthdr* hdr = nullptr;
-  const u_char* data = nullptr;
-  int rc;
-  while ((rc = pcap_next_ex(pcap.get(), &hdr, &data)) == 1) {
-    ++packets;
-    auto parsed = ParsePacket(link, data, hdr->caplen, hdr->len);
-    if (!parsed) {
-      ++skipped;
-      continue;
-    }
-    table.Add(*parsed);
-  }
-  if (rc == PCAP_ERROR) {
-    std::cerr << "trainscope flows: " << file << ": " << pcap_geterr(pcap.get())
-              << "\n";
+  CaptureSummary capture;
+  if (Status read = ReadCaptureFile(file, &capture); !read.ok()) {
+    std::cerr << "trainscope flows: cannot read " << file << ": "
+              << read.message() << "\n";
     return 1;
   }
   if (json) {
-    std::cout << Json(table, packets, skipped).dump(2) << "\n";
+    std::cout << Json(capture.conversations, capture.packets,
+                      capture.packets_not_ip)
+                     .dump(2)
+              << "\n";
   } else {
-    PrintTable(table);
+    PrintTable(capture.conversations);
   }
   return 0;
 }

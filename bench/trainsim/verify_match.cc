@@ -63,8 +63,8 @@ std::optional<double> VerifyTracker::FirstSeen(const Expectation& e) const {
 
 bool VerifyTracker::Covered(const std::vector<Expectation>& list,
                             const Key& key) const {
-  const auto& [kind, pod, node] = key;
-  return std::any_of(list.begin(), list.end(), [&](const Expectation& e) {
+  return std::any_of(list.begin(), list.end(), [&key](const Expectation& e) {
+    const auto& [kind, pod, node] = key;
     return e.kind == kind && e.pod == pod && (!pod.empty() || e.node == node);
   });
 }

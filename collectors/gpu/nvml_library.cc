@@ -35,24 +35,15 @@ std::string NvmlLibrary::Describe(const char* call, nvmlReturn_t result) const {
          " (" + std::to_string(static_cast<int>(result)) + ")";
 }
 
-NvmlLibrary::OpenResult NvmlLibrary::Open(const std::string& path) {
-  // RTLD_LOCAL keeps NVML's symbols out of the global namespace, so a
-  // second copy (tests load a fake and its variants) never binds to the
-  // first one's functions.
-  DlHandle handle(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL));
-  if (!handle) {
-    const char* why = dlerror();
-    return {nullptr, Status::NoData("NVML library " + path + " not loadable (" +
-                                    (why ? why : "unknown dlopen error") +
-                                    "); no NVIDIA driver on this node?")};
-  }
+namespace {
 
-  NvmlFunctions fn;
+// The functions every supported driver has; without one NVML is unusable.
+// Returns the names of those missing ("" when all are there).
+std::string ResolveRequired(void* h, NvmlFunctions& fn) {
   struct Required {
     const char* symbol;
     bool found;
   };
-  void* h = handle.get();
   Resolve(h, "nvmlInit_v2", fn.Init);
   Resolve(h, "nvmlShutdown", fn.Shutdown);
   Resolve(h, "nvmlErrorString", fn.ErrorString);
@@ -80,12 +71,11 @@ NvmlLibrary::OpenResult NvmlLibrary::Open(const std::string& path) {
     if (!missing.empty()) missing += ", ";
     missing += r.symbol;
   }
-  if (!missing.empty()) {
-    return {nullptr, Status::Error("NVML library " + path +
-                                   " lacks required symbol(s) " + missing +
-                                   "; driver too old or not NVML")};
-  }
+  return missing;
+}
 
+// Functions newer drivers add; each one missing turns off only its metric.
+void ResolveOptional(void* h, const std::string& path, NvmlFunctions& fn) {
   Resolve(h, "nvmlDeviceGetPowerUsage", fn.DeviceGetPowerUsage);
   Resolve(h, "nvmlDeviceGetTemperature", fn.DeviceGetTemperature);
   Resolve(h, "nvmlDeviceGetClockInfo", fn.DeviceGetClockInfo);
@@ -116,21 +106,45 @@ NvmlLibrary::OpenResult NvmlLibrary::Open(const std::string& path) {
         "per-pod GPU usage off",
         path);
   }
+}
 
+// nvmlInit_v2. A library without a loaded kernel driver is a CPU node with
+// the user-space part installed: nothing to collect (NoData), not a failure.
+Status Initialize(const NvmlFunctions& fn, const std::string& path) {
   nvmlReturn_t r = fn.Init();
-  if (r != NVML_SUCCESS) {
-    std::string why = "nvmlInit_v2: ";
-    const char* text = fn.ErrorString(r);
-    why += text ? text : "unknown NVML error";
-    why += " (" + std::to_string(static_cast<int>(r)) + ") from " + path;
-    // A library without a loaded kernel driver is a CPU node with the
-    // user-space part installed: nothing to collect, not a failure.
-    if (r == NVML_ERROR_DRIVER_NOT_LOADED ||
-        r == NVML_ERROR_LIBRARY_NOT_FOUND) {
-      return {nullptr, Status::NoData(why)};
-    }
-    return {nullptr, Status::Error(why)};
+  if (r == NVML_SUCCESS) return Status::Ok();
+  std::string why = "nvmlInit_v2: ";
+  const char* text = fn.ErrorString(r);
+  why += text ? text : "unknown NVML error";
+  why += " (" + std::to_string(static_cast<int>(r)) + ") from " + path;
+  if (r == NVML_ERROR_DRIVER_NOT_LOADED || r == NVML_ERROR_LIBRARY_NOT_FOUND) {
+    return Status::NoData(why);
   }
+  return Status::Error(why);
+}
+
+}  // namespace
+
+NvmlLibrary::OpenResult NvmlLibrary::Open(const std::string& path) {
+  // RTLD_LOCAL keeps NVML's symbols out of the global namespace, so a
+  // second copy (tests load a fake and its variants) never binds to the
+  // first one's functions.
+  DlHandle handle(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL));
+  if (!handle) {
+    const char* why = dlerror();
+    return {nullptr, Status::NoData("NVML library " + path + " not loadable (" +
+                                    (why ? why : "unknown dlopen error") +
+                                    "); no NVIDIA driver on this node?")};
+  }
+  NvmlFunctions fn;
+  if (std::string missing = ResolveRequired(handle.get(), fn);
+      !missing.empty()) {
+    return {nullptr, Status::Error("NVML library " + path +
+                                   " lacks required symbol(s) " + missing +
+                                   "; driver too old or not NVML")};
+  }
+  ResolveOptional(handle.get(), path, fn);
+  if (Status init = Initialize(fn, path); !init.ok()) return {nullptr, init};
   return {std::unique_ptr<NvmlLibrary>(
               new NvmlLibrary(std::move(handle), path, fn)),
           Status::Ok()};

@@ -60,6 +60,17 @@ struct BandwidthCase {
   std::optional<double> bytes_per_second;
 };
 
+// Found by fuzz.quantity: the exponent went through std::stod, which threw
+// std::out_of_range past double's range, out of discovery or the diagnosis
+// (a pod annotated kubernetes.io/ingress-bandwidth: 1e999...).
+TEST(ParseQuantityTest, ExponentBeyondDoubleIsRefusedNotThrown) {
+  const std::string nines(400, '9');
+  EXPECT_EQ(ParseQuantity("1e" + nines), std::nullopt);
+  EXPECT_EQ(ParseQuantity("1e-" + nines), 0.0);
+  EXPECT_EQ(ParseBandwidthAnnotation("1e" + nines), std::nullopt);
+  EXPECT_EQ(ParseBandwidthAnnotation("1e-" + nines), std::nullopt);
+}
+
 class BandwidthTest : public ::testing::TestWithParam<BandwidthCase> {};
 
 TEST_P(BandwidthTest, Parses) {

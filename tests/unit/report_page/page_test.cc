@@ -86,7 +86,7 @@ TEST(PageTest, HostileStringsAreShownLiterally) {
   d["summary"] = evil;
   d["evidence"] = {{evil, evil}};
   d["recommendations"] = {evil};
-  report["diagnoses"] = {d};
+  report["diagnoses"] = nlohmann::json::array({d});
   report["generated_at"] = evil;
   const std::string html = RenderReportPage(report, {.agent_links = true});
   EXPECT_THAT(html, Not(HasSubstr("<script")));

@@ -178,7 +178,7 @@ std::map<std::string, std::string> Place(const std::string& layout_keys,
     doc["nodes"].push_back({{"name", "n" + std::to_string(k)}});
   json job = json::parse(R"({"name": "j", "ps": 5, "workers": 7})");
   job.update(json::parse(layout_keys));
-  doc["jobs"] = {job};
+  doc["jobs"] = json::array({job});
   Scenario s = ParseScenario(doc);
   Layout l = MakeLayout(s, "0a1b2c3d");
   std::map<std::string, std::string> out;

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The sanitizer suite (docs/reliability.md, "Sanitizers and fuzzing").
+#
+#   scripts/sanitize.sh [--thread] [--phase all|unprivileged|privileged] [ctest arguments...]
+#
+# Builds a second tree with clang: ASan+UBSan, plus libFuzzer coverage and
+# the fuzz targets (build-asan/), or TSan with --thread (build-tsan/). Then
+# runs the unit and integration tests there, and for ASan each fuzz target
+# for TRAINSCOPE_FUZZ_SECONDS (default 20). Left to the normal build
+# (scripts/test.sh, warnings as errors): the scenario, deploy, bench-smoke,
+# browser and lint labels, which time real training runs, need the npm
+# tools or read the source tree. --phase unprivileged runs the tests that
+# touch no shared kernel object (scripts/test.sh runs them beside the
+# scenarios), --phase privileged only the others, serially. Extra arguments
+# go to ctest, e.g. `-R Http` or `-L fuzz`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=address phase=all
+while [ $# -gt 0 ]; do
+  case $1 in
+    --thread) mode=thread ;;
+    --phase) phase=$2; shift ;;
+    --phase=*) phase=${1#--phase=} ;;
+    *) break ;;
+  esac
+  shift
+done
+not_here='scenario|deploy|bench-smoke|lint|browser'
+case $phase in
+  all) labels=(-LE "$not_here") ;;
+  unprivileged) labels=(-LE "privileged|$not_here") ;;
+  privileged) labels=(-L privileged -LE "$not_here") ;;
+  *) echo "sanitize.sh: --phase must be all, unprivileged or privileged" >&2; exit 2 ;;
+esac
+
+if [ "$mode" = thread ]; then
+  build_dir=${TRAINSCOPE_SANITIZE_BUILD_DIR:-build-tsan}
+  flags=(-DTRAINSCOPE_SANITIZE=thread -DTRAINSCOPE_FUZZ=OFF)
+  export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/sanitizers/tsan.supp ${TSAN_OPTIONS:-}"
+else
+  build_dir=${TRAINSCOPE_SANITIZE_BUILD_DIR:-build-asan}
+  flags=(-DTRAINSCOPE_SANITIZE=address,undefined -DTRAINSCOPE_FUZZ=ON
+         -DTRAINSCOPE_FUZZ_SECONDS="${TRAINSCOPE_FUZZ_SECONDS:-20}")
+  # Every test process is checked for leaks at exit; lsan.supp names the
+  # third-party ones left alone, and why.
+  export ASAN_OPTIONS="detect_leaks=1 ${ASAN_OPTIONS:-}"
+  export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp print_suppressions=0 ${LSAN_OPTIONS:-}"
+  export UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1 ${UBSAN_OPTIONS:-}"
+fi
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+if [ "$phase" != privileged ]; then
+  bash scripts/install-deps.sh
+  CC=clang CXX=clang++ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DTRAINSCOPE_SCENARIO_TESTS=OFF \
+    -DTRAINSCOPE_DEPLOY_E2E=OFF "${flags[@]}" "${launcher[@]}" >/dev/null
+  cmake --build "$build_dir" -j "$(nproc)"
+fi
+ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j "$(nproc)" \
+  "${labels[@]}" "$@"
