@@ -21,6 +21,10 @@ std::optional<ProcessUsage> ReadProcessUsage(pid_t pid) {
   for (std::string line; std::getline(status, line);) {
     if (line.rfind("VmRSS:", 0) == 0) {
       u.rss_bytes = std::stoull(line.substr(6)) * 1024;
+    } else if (line.rfind("RssAnon:", 0) == 0) {
+      u.rss_anon_bytes = std::stoull(line.substr(8)) * 1024;
+    } else if (line.rfind("RssFile:", 0) == 0) {
+      u.rss_file_bytes = std::stoull(line.substr(8)) * 1024;
     }
   }
   std::error_code ec;

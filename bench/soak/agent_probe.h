@@ -10,10 +10,14 @@
 
 namespace trainscope::soak {
 
-// What the kernel says about the agent process: resident memory (VmRSS)
-// and open file descriptors (entries of /proc/PID/fd).
+// What the kernel says about the agent process: resident memory (VmRSS,
+// split into anonymous memory and file pages such as the binary's code,
+// which grow as code paths are first run) and open file descriptors
+// (entries of /proc/PID/fd).
 struct ProcessUsage {
   uint64_t rss_bytes = 0;
+  uint64_t rss_anon_bytes = 0;
+  uint64_t rss_file_bytes = 0;
   int open_fds = 0;
 };
 std::optional<ProcessUsage> ReadProcessUsage(pid_t pid);

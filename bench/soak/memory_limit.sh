@@ -10,6 +10,7 @@
 #
 #   sudo bench/soak/memory_limit.sh [--seconds 3600] [--pods 110]
 #        [--agent BIN] [--trainsim BIN] [--out FILE] [--note TEXT]
+#        [--agent-env NAME=VALUE]...   (e.g. MALLOC_ARENA_MAX=2)
 #
 # cgroup v2 (memory.max / memory.current / memory.events) or, on a hybrid
 # host whose memory controller is v1, memory.limit_in_bytes / usage_in_bytes
@@ -23,6 +24,7 @@ SECONDS_TOTAL=3600
 PODS=110
 OUT=""
 NOTE=""
+AGENT_ENV=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECONDS_TOTAL=$2; shift 2 ;;
@@ -31,6 +33,7 @@ while [ $# -gt 0 ]; do
     --trainsim) TRAINSIM=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --note) NOTE=$2; shift 2 ;;
+    --agent-env) AGENT_ENV+=("$2"); shift 2 ;;
     *) echo "bench/soak: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -64,6 +67,7 @@ EOF
 NAME=trainscope-soak-$$
 if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
   V2=1; CG=/sys/fs/cgroup/$NAME
+  echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
   mkdir "$CG"; echo "$LIMIT" >"$CG/memory.max"; echo 0 >"$CG/memory.swap.max" 2>/dev/null || true
 else
   V2=0; CG=/sys/fs/cgroup/memory/$NAME
@@ -92,12 +96,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+ENV_WORDS=""
+[ ${#AGENT_ENV[@]} -eq 0 ] || ENV_WORDS=$(printf ' %q' "${AGENT_ENV[@]}")
 # trainsim starts the agent; this wrapper moves it into the cgroup first, so
 # every page it ever allocates is charged there.
 cat >"$WORK/agent" <<EOF
 #!/bin/sh
 [ "\$1" = --help ] || echo \$\$ >"$CG/cgroup.procs"
-exec "$AGENT" "\$@"
+exec env$ENV_WORDS "$AGENT" "\$@"
 EOF
 chmod +x "$WORK/agent"
 
@@ -136,8 +142,10 @@ print(json.dumps({
              "agent_interval_s": float(a[4]), "history": int(a[5]),
              "scrape": "/metrics and /api/v1/report every 1 s",
              "sample_interval_s": 30, "seconds": float(a[6]),
-             "fixture": "bench/macro/scenario.py via trainsim up"}}))' \
-  "$NOTE" "$PODS" "$LIMIT" "$V2" "$INTERVAL" "$HISTORY" "$SECONDS_TOTAL")
+             "fixture": "bench/macro/scenario.py via trainsim up",
+             "agent_env": a[7:]}}))' \
+  "$NOTE" "$PODS" "$LIMIT" "$V2" "$INTERVAL" "$HISTORY" "$SECONDS_TOTAL" \
+  ${AGENT_ENV[@]+"${AGENT_ENV[@]}"})
 set +e
 python3 bench/soak/memory_sample.py --pid "$AGENT_PID" --url "$URL" --cgroup "$CG" \
   --v2 "$V2" --limit "$LIMIT" --interval "$INTERVAL" --history "$HISTORY" \

@@ -111,7 +111,8 @@ def print_summary(s):
         ("agent alive at end", str(s["agent_alive_at_end"])),
         ("RSS start", f"{(s['rss_start_bytes'] or 0) / m:.1f} MiB"),
         (f"RSS history full (t={s['history_full_at_s']:.0f}s)",
-         f"{(s['rss_history_full_bytes'] or 0) / m:.1f} MiB"),
+         f"{s['rss_history_full_bytes'] / m:.1f} MiB"
+         if s["rss_history_full_bytes"] else "n/a (run too short)"),
         ("RSS end", f"{(s['rss_end_bytes'] or 0) / m:.1f} MiB"),
         ("RSS max", f"{(s['rss_max_bytes'] or 0) / m:.1f} MiB"),
         (f"RSS slope, last {s['rss_slope_window_s'] / 60:.0f} min",

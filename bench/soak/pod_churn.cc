@@ -53,6 +53,7 @@ struct Options {
   int history = 0;  // 0: the agent's default
   bool traffic = true;
   bool lru_must_return = false;
+  bool malloc_trim_probe = false;
   std::string out;
 };
 
@@ -94,6 +95,8 @@ json SampleJson(const Sample& s) {
           {"alive", s.alive},
           {"deleted", s.deleted},
           {"rss_bytes", s.usage.rss_bytes},
+          {"rss_anon_bytes", s.usage.rss_anon_bytes},
+          {"rss_file_bytes", s.usage.rss_file_bytes},
           {"open_fds", s.usage.open_fds},
           {"series", s.series},
           {"series_of_deleted_pods", s.series_of_gone},
@@ -274,6 +277,10 @@ void PrintTable(const Sample& base, const Sample& end, size_t max_gone) {
   std::printf("%-34s %12s %12s\n", "", "baseline", "end");
   std::printf("%-34s %12.1f %12.1f\n", "RSS (MiB)", base.usage.rss_bytes / mib,
               end.usage.rss_bytes / mib);
+  std::printf("%-34s %12.1f %12.1f\n", "  anonymous (MiB)",
+              base.usage.rss_anon_bytes / mib, end.usage.rss_anon_bytes / mib);
+  std::printf("%-34s %12.1f %12.1f\n", "  file pages (MiB)",
+              base.usage.rss_file_bytes / mib, end.usage.rss_file_bytes / mib);
   std::printf("%-34s %12d %12d\n", "open fds", base.usage.open_fds,
               end.usage.open_fds);
   std::printf("%-34s %12zu %12zu\n", "trainscope_ series", base.series,
@@ -389,6 +396,22 @@ int Run(const Options& o) {
   if (!alive) regressions.push_back("the agent exited");
 
   PrintTable(*base, *end, max_gone);
+  // Diagnosis only, after the verdict: how much of the RSS growth is freed
+  // heap that glibc keeps (malloc_trim returns it) rather than live data.
+  json trimmed = nullptr;
+  if (o.malloc_trim_probe) {
+    const auto r =
+        trainsim::RunCommand({"gdb", "-p", std::to_string(agent.pid()),
+                              "-batch", "-ex", "call (int)malloc_trim(0)"},
+                             std::chrono::seconds(120));
+    if (auto u = ReadProcessUsage(agent.pid()); u && r.exit_code == 0) {
+      trimmed = {{"rss_bytes", u->rss_bytes},
+                 {"rss_anon_bytes", u->rss_anon_bytes},
+                 {"rss_file_bytes", u->rss_file_bytes}};
+      std::printf("%-34s %12s %12.1f\n", "RSS after malloc_trim (MiB)", "-",
+                  u->rss_bytes / 1048576.0);
+    }
+  }
   json out = {
       {"method",
        {{"pods", o.pods},
@@ -411,6 +434,7 @@ int Run(const Options& o) {
       {"churn_seconds", churn_s},
       {"baseline", SampleJson(*base)},
       {"settled", SampleJson(*settled)},
+      {"after_malloc_trim", trimmed},
       {"end", SampleJson(*end)},
       {"max_series_of_deleted_pods", max_gone},
       {"rss_growth_bytes", static_cast<int64_t>(end->usage.rss_bytes) -
@@ -458,6 +482,9 @@ int main(int argc, char** argv) {
                  "judged once interval x history passed after the churn");
   app.add_flag("--lru-must-return", o.lru_must_return,
                "also fail when LRU maps keep entries of deleted pods");
+  app.add_flag("--malloc-trim-probe", o.malloc_trim_probe,
+               "at the end, call malloc_trim(0) in the agent through gdb and "
+               "record RSS (diagnosis of the RSS growth; needs gdb)");
   app.add_option("--traffic", o.traffic,
                  "pods send UDP to a namespace of the run (true/false)");
   app.add_option("--out", o.out, "JSON result file");
