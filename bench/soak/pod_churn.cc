@@ -2,16 +2,16 @@
 // server while pods are created and deleted, each with a real cgroup and a
 // process sending UDP to a network namespace of the run. Before the churn a
 // baseline of the agent's RSS, open fds, `trainscope_` series and BPF map
-// entries; every
-// --sample seconds the same figures plus the series that still name a
-// deleted pod once the agent had time to see the deletion; at the end, after
-// the last deletions settled, the comparison. Exit 0 when no deleted pod's
-// series remained, fds and the entries of every non-LRU map returned to the
-// baseline, and RSS grew by at most --rss-tolerance-mib. docs/reliability.md,
-// "Soaks".
+// entries; every --sample seconds the same figures plus the series that
+// still name a deleted pod once the agent had time to see the deletion; at
+// the end, after the diagnosis history rolled over, the comparison. Exit 0
+// when no deleted pod's series was seen, fds and the entries of every
+// non-LRU map returned to the baseline, and RSS grew by at most
+// --rss-tolerance-mib. docs/reliability.md, "Soaks".
 //
 //   sudo pod_churn [--pods 1000] [--duration 600] [--alive 50]
-//        [--interval 5] [--sample 10] [--out FILE] [--agent BIN]
+//        [--interval 5] [--sample 10] [--history N] [--lru-must-return]
+//        [--malloc-trim-probe] [--out FILE] [--agent BIN]
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
