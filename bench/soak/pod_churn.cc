@@ -1,0 +1,506 @@
+// Pod churn soak (issue 15): the real agent against the fake Kubernetes API
+// server while pods are created and deleted, each with a real cgroup and a
+// process sending UDP to a network namespace of the run. Before the churn a
+// baseline of the agent's RSS, open fds, `trainscope_` series and BPF map
+// entries; every --sample seconds the same figures plus the series that
+// still name a deleted pod once the agent had time to see the deletion; at
+// the end, after the diagnosis history rolled over, the comparison. Exit 0
+// when no deleted pod's series was seen, fds and the entries of every
+// non-LRU map returned to the baseline, and RSS grew by at most
+// --rss-tolerance-mib. docs/reliability.md, "Soaks".
+//
+//   sudo pod_churn [--pods 1000] [--duration 600] [--alive 50]
+//        [--interval 5] [--sample 10] [--history N] [--lru-must-return]
+//        [--malloc-trim-probe] [--out FILE] [--agent BIN]
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "agent_probe.h"
+#include "agents.h"
+#include "churn_pods.h"
+#include "exec.h"
+#include "fake_apiserver.h"
+#include "layout.h"
+#include "peer_netns.h"
+
+namespace trainscope::soak {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+std::atomic<bool> g_stop{false};
+
+struct Options {
+  std::string agent = TRAINSCOPE_AGENT_BIN;
+  int pods = 1000;
+  double duration_s = 600;
+  int alive = 50;
+  double interval_s = 5;
+  double sample_s = 10;
+  double rss_tolerance_mib = 2;
+  int history = 0;  // 0: the agent's default
+  bool traffic = true;
+  bool lru_must_return = false;
+  bool malloc_trim_probe = false;
+  std::string out;
+};
+
+// The agent's --history default, from its --help (one place for the number).
+int AgentDefaultHistory(const std::string& agent) {
+  const std::string help = trainsim::RunCommand({agent, "--help"}).output;
+  std::smatch m;
+  static const std::regex re(R"(--history INT:INT in \[[0-9 -]+\]=([0-9]+))");
+  if (!std::regex_search(help, m, re))
+    throw std::runtime_error("no --history default in " + agent + " --help");
+  return std::stoi(m[1]);
+}
+
+// One look at the agent.
+struct Sample {
+  double t = 0;
+  size_t alive = 0;
+  size_t deleted = 0;
+  ProcessUsage usage;
+  size_t series = 0;
+  size_t series_of_gone = 0;  // deleted more than `settle` seconds ago
+  std::vector<std::string> examples;
+  std::vector<BpfMapCount> maps;
+};
+
+json MapsJson(const std::vector<BpfMapCount>& maps) {
+  json out = json::object();
+  for (const BpfMapCount& m : maps) {
+    out[m.name + "#" + std::to_string(m.id)] = {{"type", m.type_name},
+                                                {"max_entries", m.max_entries},
+                                                {"entries", m.entries},
+                                                {"lru", m.lru}};
+  }
+  return out;
+}
+
+json SampleJson(const Sample& s) {
+  return {{"t", s.t},
+          {"alive", s.alive},
+          {"deleted", s.deleted},
+          {"rss_bytes", s.usage.rss_bytes},
+          {"rss_anon_bytes", s.usage.rss_anon_bytes},
+          {"rss_file_bytes", s.usage.rss_file_bytes},
+          {"open_fds", s.usage.open_fds},
+          {"series", s.series},
+          {"series_of_deleted_pods", s.series_of_gone},
+          {"examples", s.examples},
+          {"bpf_maps", MapsJson(s.maps)}};
+}
+
+class ChurnRun {
+ public:
+  ChurnRun(const Options& o, ChurnPods& pods, pid_t agent, int port)
+      : o_(o), pods_(pods), agent_(agent), port_(port) {
+    // One sampling interval for the agent to drop the pod, one more for a
+    // watch event that lands just after a sample, and slack for the scrape.
+    settle_s_ = 2 * o.interval_s + 2;
+    start_ = Clock::now();
+  }
+
+  double Elapsed() const {
+    return std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+
+  // The agent's figures now; deleted pods count once older than `settle`.
+  std::optional<Sample> Take() {
+    Sample s;
+    s.t = Elapsed();
+    s.alive = pods_.alive();
+    s.deleted = pods_.deleted().size();
+    std::set<std::string> gone;
+    const double now =
+        std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+    for (const auto& [name, when] : pods_.deleted()) {
+      if (now - when < settle_s_) continue;
+      gone.insert(name);
+      gone.insert(pods_.uid_of().at(name));
+    }
+    auto metrics = HttpGet(port_, "/metrics");
+    auto usage = ReadProcessUsage(agent_);
+    if (!metrics || !usage) return std::nullopt;
+    SeriesCount c = CountSeries(*metrics, gone);
+    s.series = c.total;
+    s.series_of_gone = c.of_gone;
+    s.examples = c.examples;
+    s.usage = *usage;
+    s.maps = AgentBpfMaps(agent_);
+    return s;
+  }
+
+  void Print(const Sample& s) {
+    int64_t pod_cgroups = -1, peer_flows = -1;
+    for (const auto& m : s.maps) {
+      if (m.name == "pod_cgroups") pod_cgroups = m.entries;
+      if (m.name == "peer_flows") peer_flows = m.entries;
+    }
+    std::fprintf(
+        stderr,
+        "t=%6.0fs alive=%3zu deleted=%4zu rss=%6.1f MiB fds=%3d "
+        "series=%5zu of-deleted=%zu pod_cgroups=%lld peer_flows=%lld\n",
+        s.t, s.alive, s.deleted, s.usage.rss_bytes / 1048576.0,
+        s.usage.open_fds, s.series, s.series_of_gone,
+        static_cast<long long>(pod_cgroups),
+        static_cast<long long>(peer_flows));
+  }
+
+  // Creates pod k at k * spacing and deletes it `lifetime` later, so about
+  // --alive pods live at once and the last one goes at --duration.
+  bool Churn(std::vector<Sample>* samples) {
+    const double lifetime = o_.pods > o_.alive
+                                ? o_.alive * o_.duration_s / o_.pods
+                                : o_.duration_s / 2;
+    const double spacing = (o_.duration_s - lifetime) / o_.pods;
+    std::deque<std::pair<double, std::string>> dying;
+    int next = 0;
+    double next_sample = o_.sample_s;
+    const double t0 = Elapsed();
+    while (!g_stop && (next < o_.pods || !dying.empty())) {
+      const double t = Elapsed() - t0;
+      while (next < o_.pods && next * spacing <= t) {
+        dying.emplace_back(next * spacing + lifetime, pods_.Create(next));
+        ++next;
+      }
+      while (!dying.empty() && dying.front().first <= t) {
+        pods_.Delete(dying.front().second);
+        dying.pop_front();
+      }
+      if (t >= next_sample) {
+        auto s = Take();
+        if (!s) return false;
+        Print(*s);
+        samples->push_back(std::move(*s));
+        next_sample += o_.sample_s;
+      }
+      double wake = next_sample;
+      if (next < o_.pods) wake = std::min(wake, next * spacing);
+      if (!dying.empty()) wake = std::min(wake, dying.front().first);
+      const double nap = std::clamp(wake - (Elapsed() - t0), 0.0, 0.2);
+      std::this_thread::sleep_for(std::chrono::duration<double>(nap));
+    }
+    return !g_stop;
+  }
+
+  // Looks at the agent every --sample seconds for `seconds`.
+  bool Watch(double seconds, std::vector<Sample>* samples) {
+    const double end = Elapsed() + seconds;
+    while (!g_stop && Elapsed() < end) {
+      const double nap = std::min(o_.sample_s, end - Elapsed());
+      std::this_thread::sleep_for(std::chrono::duration<double>(nap));
+      auto s = Take();
+      if (!s) return false;
+      Print(*s);
+      samples->push_back(std::move(*s));
+    }
+    return !g_stop;
+  }
+
+  double settle_s() const { return settle_s_; }
+
+ private:
+  const Options& o_;
+  ChurnPods& pods_;
+  pid_t agent_;
+  int port_;
+  double settle_s_ = 0;
+  Clock::time_point start_;
+};
+
+void Sleep(double seconds) {
+  const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+  while (!g_stop && Clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+int64_t Entries(const std::vector<BpfMapCount>& maps, const std::string& name,
+                bool lru) {
+  int64_t n = 0;
+  for (const BpfMapCount& m : maps)
+    if (m.name == name && m.lru == lru && m.entries > 0) n += m.entries;
+  return n;
+}
+
+// Whether the end sample is back at the baseline: fds, and every map's
+// entries; LRU maps only with --lru-must-return (the agent never deletes
+// their entries: the kernel evicts them when the map is full).
+std::vector<std::string> Regressions(const Sample& base, const Sample& end,
+                                     double rss_tolerance_mib,
+                                     bool lru_must_return) {
+  std::vector<std::string> out;
+  if (end.series_of_gone > 0)
+    out.push_back(std::to_string(end.series_of_gone) +
+                  " series of deleted pods remain");
+  if (end.usage.open_fds > base.usage.open_fds)
+    out.push_back("open fds " + std::to_string(base.usage.open_fds) + " -> " +
+                  std::to_string(end.usage.open_fds));
+  std::set<std::pair<std::string, bool>> names;
+  for (const auto& m : end.maps)
+    if (m.entries >= 0 && (!m.lru || lru_must_return))
+      names.insert({m.name, m.lru});
+  for (const auto& [n, lru] : names) {
+    const int64_t b = Entries(base.maps, n, lru);
+    const int64_t e = Entries(end.maps, n, lru);
+    if (e > b)
+      out.push_back("BPF map " + n + ": " + std::to_string(b) + " -> " +
+                    std::to_string(e) + " entries");
+  }
+  const double growth_mib =
+      (static_cast<double>(end.usage.rss_bytes) - base.usage.rss_bytes) /
+      1048576.0;
+  if (growth_mib > rss_tolerance_mib) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "RSS grew %.1f MiB (tolerance %.1f)",
+                  growth_mib, rss_tolerance_mib);
+    out.push_back(buf);
+  }
+  return out;
+}
+
+void PrintTable(const Sample& base, const Sample& end, size_t max_gone) {
+  const double mib = 1048576.0;
+  std::printf("%-34s %12s %12s\n", "", "baseline", "end");
+  std::printf("%-34s %12.1f %12.1f\n", "RSS (MiB)", base.usage.rss_bytes / mib,
+              end.usage.rss_bytes / mib);
+  std::printf("%-34s %12.1f %12.1f\n", "  anonymous (MiB)",
+              base.usage.rss_anon_bytes / mib, end.usage.rss_anon_bytes / mib);
+  std::printf("%-34s %12.1f %12.1f\n", "  file pages (MiB)",
+              base.usage.rss_file_bytes / mib, end.usage.rss_file_bytes / mib);
+  std::printf("%-34s %12d %12d\n", "open fds", base.usage.open_fds,
+              end.usage.open_fds);
+  std::printf("%-34s %12zu %12zu\n", "trainscope_ series", base.series,
+              end.series);
+  std::printf("%-34s %12s %12zu\n", "series of deleted pods", "-",
+              end.series_of_gone);
+  std::printf("%-34s %12s %12zu\n", "  most at any sample (settled)", "-",
+              max_gone);
+  std::set<std::pair<std::string, bool>> names;
+  for (const auto& m : end.maps)
+    if (m.entries >= 0) names.insert({m.name, m.lru});
+  for (const auto& [n, lru] : names) {
+    std::printf("%-34s %12lld %12lld\n",
+                ("BPF " + n + (lru ? " (LRU)" : "")).c_str(),
+                static_cast<long long>(Entries(base.maps, n, lru)),
+                static_cast<long long>(Entries(end.maps, n, lru)));
+  }
+}
+
+int Run(const Options& o) {
+  const std::string run_id = trainsim::NewRunId();
+  const std::string node = "soak-" + run_id;
+  testing::FakeApiServer api;
+  std::string error;
+  if (!api.Start(&error)) {
+    std::fprintf(stderr, "pod_churn: fake API server: %s\n", error.c_str());
+    return 1;
+  }
+  std::unique_ptr<PeerNetns> peer;
+  if (o.traffic) peer = std::make_unique<PeerNetns>(run_id);
+  ChurnPods pods(api, run_id, node, peer ? peer->peer_address() : "");
+  const int port = trainsim::FreeLoopbackPort();
+  const std::string log = "/tmp/trainscope-soak-churn-" + run_id + ".log";
+  char interval[32];
+  std::snprintf(interval, sizeof interval, "%g", o.interval_s);
+  const int history = o.history > 0 ? o.history : AgentDefaultHistory(o.agent);
+  trainsim::Subprocess agent = trainsim::Subprocess::Spawn(
+      {o.agent, "--discovery", "apiserver", "--kube-api", api.url(),
+       "--node-name", node, "--listen", "127.0.0.1:" + std::to_string(port),
+       "--interval", interval, "--cgroup2-path", pods.Cgroup2Slice(),
+       "--history", std::to_string(history)},
+      log);
+  std::fprintf(stderr, "pod_churn: run %s, agent pid %d on port %d, log %s\n",
+               run_id.c_str(), agent.pid(), port, log.c_str());
+  bool ready = false;
+  for (int i = 0; i < 300 && !ready && !g_stop && agent.Running(); ++i) {
+    ready = HttpGet(port, "/readyz").has_value();
+    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!ready) {
+    std::fprintf(stderr, "pod_churn: the agent did not become ready\n");
+    return 1;
+  }
+  ChurnRun run(o, pods, agent.pid(), port);
+  // Warm-up: a few samples and scrapes, so buffers that live for the whole
+  // process are in the baseline.
+  for (int i = 0; i < 5 && !g_stop; ++i) {
+    HttpGet(port, "/metrics");
+    HttpGet(port, "/api/v1/report");
+    Sleep(std::max(1.0, o.interval_s));
+  }
+  auto base = run.Take();
+  if (!base || g_stop) return 1;
+  std::fprintf(stderr, "pod_churn: baseline\n");
+  run.Print(*base);
+
+  const auto churn_start = Clock::now();
+  std::vector<Sample> samples;
+  if (!run.Churn(&samples)) {
+    std::fprintf(stderr, "pod_churn: interrupted or the agent stopped\n");
+    return 1;
+  }
+  const double churn_s =
+      std::chrono::duration<double>(Clock::now() - churn_start).count();
+
+  // The last deletions settle (series checked); the diagnosis history
+  // still holds the deleted pods until it has rolled over, so memory is
+  // judged after interval x history more; then up to a minute for fds and
+  // maps (a scrape's connection, a profiler drain) to come back.
+  Sleep(run.settle_s());
+  auto settled = run.Take();
+  if (!settled) {
+    std::fprintf(stderr, "pod_churn: the agent stopped answering\n");
+    return 1;
+  }
+  run.Print(*settled);
+  const double drain_s = o.interval_s * (history + 2);
+  std::fprintf(stderr, "pod_churn: %.0f s for the history to roll over\n",
+               drain_s);
+  if (!run.Watch(drain_s, &samples)) return 1;
+  std::optional<Sample> end;
+  std::vector<std::string> regressions;
+  for (int i = 0; i < 12 && !g_stop; ++i) {
+    end = run.Take();
+    if (!end) break;
+    regressions =
+        Regressions(*base, *end, o.rss_tolerance_mib, o.lru_must_return);
+    if (regressions.empty()) break;
+    Sleep(5);
+  }
+  if (!end) {
+    std::fprintf(stderr, "pod_churn: the agent stopped answering\n");
+    return 1;
+  }
+  run.Print(*end);
+  size_t max_gone = settled->series_of_gone;
+  for (const Sample& s : samples)
+    max_gone = std::max(max_gone, s.series_of_gone);
+  if (max_gone > 0)
+    regressions.push_back("up to " + std::to_string(max_gone) +
+                          " series of deleted pods during the churn");
+  const bool alive = agent.Running();
+  if (!alive) regressions.push_back("the agent exited");
+
+  PrintTable(*base, *end, max_gone);
+  // Diagnosis only, after the verdict: how much of the RSS growth is freed
+  // heap that glibc keeps (malloc_trim returns it) rather than live data.
+  json trimmed = nullptr;
+  if (o.malloc_trim_probe) {
+    const auto r =
+        trainsim::RunCommand({"gdb", "-p", std::to_string(agent.pid()),
+                              "-batch", "-ex", "call (int)malloc_trim(0)"},
+                             std::chrono::seconds(120));
+    if (auto u = ReadProcessUsage(agent.pid()); u && r.exit_code == 0) {
+      trimmed = {{"rss_bytes", u->rss_bytes},
+                 {"rss_anon_bytes", u->rss_anon_bytes},
+                 {"rss_file_bytes", u->rss_file_bytes}};
+      std::printf("%-34s %12s %12.1f\n", "RSS after malloc_trim (MiB)", "-",
+                  u->rss_bytes / 1048576.0);
+    }
+  }
+  json out = {
+      {"method",
+       {{"pods", o.pods},
+        {"duration_s", o.duration_s},
+        {"alive_at_once", o.alive},
+        {"agent_interval_s", o.interval_s},
+        {"sample_interval_s", o.sample_s},
+        {"settle_s", run.settle_s()},
+        {"history", history},
+        {"history_drain_s", drain_s},
+        {"lru_must_return", o.lru_must_return},
+        {"rss_tolerance_mib", o.rss_tolerance_mib},
+        {"traffic", o.traffic ? "one 256-byte UDP datagram a second per pod "
+                                "to a veth peer in a namespace of the run"
+                              : "none"},
+        {"api", "tests/support FakeApiServer (list/watch)"},
+        {"cgroups",
+         "kubelet systemd layout under trainscope-soak-<run>.slice "
+         "in every hierarchy; --cgroup2-path on it"}}},
+      {"churn_seconds", churn_s},
+      {"baseline", SampleJson(*base)},
+      {"settled", SampleJson(*settled)},
+      {"after_malloc_trim", trimmed},
+      {"end", SampleJson(*end)},
+      {"max_series_of_deleted_pods", max_gone},
+      {"rss_growth_bytes", static_cast<int64_t>(end->usage.rss_bytes) -
+                               static_cast<int64_t>(base->usage.rss_bytes)},
+      {"regressions", regressions},
+      {"pass", regressions.empty()},
+      {"samples", json::array()}};
+  for (const Sample& s : samples) out["samples"].push_back(SampleJson(s));
+  agent.Stop();
+  pods.DeleteAll();
+  if (!o.out.empty()) {
+    std::ofstream f(o.out);
+    f << out.dump(1) << "\n";
+    std::fprintf(stderr, "pod_churn: wrote %s\n", o.out.c_str());
+  }
+  for (const std::string& r : regressions)
+    std::fprintf(stderr, "pod_churn: FAIL: %s\n", r.c_str());
+  if (regressions.empty()) {
+    std::remove(log.c_str());
+    std::fprintf(stderr, "pod_churn: PASS\n");
+  }
+  return regressions.empty() ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace trainscope::soak
+
+int main(int argc, char** argv) {
+  trainscope::soak::Options o;
+  CLI::App app{"Pod churn soak: the agent while pods come and go"};
+  app.add_option("--agent", o.agent, "trainscope-agent binary");
+  app.add_option("--pods", o.pods, "pods created (and deleted) in all")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--duration", o.duration_s, "seconds of churn")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--alive", o.alive, "pods alive at once (about)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--interval", o.interval_s, "agent sampling interval");
+  app.add_option("--sample", o.sample_s, "seconds between looks at the agent");
+  app.add_option("--rss-tolerance-mib", o.rss_tolerance_mib,
+                 "RSS growth allowed at the end (the allocator keeps freed "
+                 "pages)");
+  app.add_option("--history", o.history,
+                 "agent --history (default: the agent's default); memory is "
+                 "judged once interval x history passed after the churn");
+  app.add_flag("--lru-must-return", o.lru_must_return,
+               "also fail when LRU maps keep entries of deleted pods");
+  app.add_flag("--malloc-trim-probe", o.malloc_trim_probe,
+               "at the end, call malloc_trim(0) in the agent through gdb and "
+               "record RSS (diagnosis of the RSS growth; needs gdb)");
+  app.add_option("--traffic", o.traffic,
+                 "pods send UDP to a namespace of the run (true/false)");
+  app.add_option("--out", o.out, "JSON result file");
+  CLI11_PARSE(app, argc, argv);
+  if (geteuid() != 0) {
+    std::fprintf(stderr, "pod_churn: needs root (cgroups, BPF maps)\n");
+    return 1;
+  }
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { trainscope::soak::g_stop = true; };
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  try {
+    return trainscope::soak::Run(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pod_churn: %s\n", e.what());
+    return 1;
+  }
+}
