@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # The sanitizer suite (docs/reliability.md, "Sanitizers and fuzzing").
 #
-#   scripts/sanitize.sh [--thread] [--phase all|unprivileged|privileged] [ctest arguments...]
+#   scripts/sanitize.sh [--thread] [--phase all|build|test] [ctest arguments...]
 #
 # Builds a second tree with clang: ASan+UBSan, plus libFuzzer coverage and
 # the fuzz targets (build-asan/), or TSan with --thread (build-tsan/). Then
-# runs the unit and integration tests there, and for ASan each fuzz target
-# for TRAINSCOPE_FUZZ_SECONDS (default 20). Left to the normal build
+# runs the unit and integration tests there, and for ASan each fuzz target for
+# TRAINSCOPE_FUZZ_SECONDS (default 20). Left to the normal build
 # (scripts/test.sh, warnings as errors): the scenario, deploy, bench-smoke,
-# browser and lint labels, which time real training runs, need the npm
-# tools or read the source tree. --phase unprivileged runs the tests that
-# touch no shared kernel object (scripts/test.sh runs them beside the
-# scenarios), --phase privileged only the others, serially. Extra arguments
-# go to ctest, e.g. `-R Http` or `-L fuzz`.
+# browser, lint and soak labels, which time real training runs, need the
+# npm tools, read the source tree or judge the agent's memory. --phase
+# build only builds (TRAINSCOPE_SANITIZE_JOBS compile jobs, default one per
+# core), --phase test only runs the tests. Extra arguments go to ctest, e.g.
+# `-R Http` or `-L fuzz`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=address phase=all
@@ -25,12 +25,9 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-not_here='scenario|deploy|bench-smoke|lint|browser'
 case $phase in
-  all) labels=(-LE "$not_here") ;;
-  unprivileged) labels=(-LE "privileged|$not_here") ;;
-  privileged) labels=(-L privileged -LE "$not_here") ;;
-  *) echo "sanitize.sh: --phase must be all, unprivileged or privileged" >&2; exit 2 ;;
+  all | build | test) ;;
+  *) echo "sanitize.sh: --phase must be all, build or test" >&2; exit 2 ;;
 esac
 
 if [ "$mode" = thread ]; then
@@ -51,12 +48,13 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-if [ "$phase" != privileged ]; then
+if [ "$phase" != test ]; then
   bash scripts/install-deps.sh
   CC=clang CXX=clang++ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTRAINSCOPE_SCENARIO_TESTS=OFF \
     -DTRAINSCOPE_DEPLOY_E2E=OFF "${flags[@]}" "${launcher[@]}" >/dev/null
-  cmake --build "$build_dir" -j "$(nproc)"
+  cmake --build "$build_dir" -j "${TRAINSCOPE_SANITIZE_JOBS:-$(nproc)}"
 fi
+[ "$phase" = build ] && exit 0
 ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j "$(nproc)" \
-  "${labels[@]}" "$@"
+  -LE 'scenario|deploy|bench-smoke|lint|browser|soak' "$@"

@@ -1,5 +1,8 @@
 #include "discovery/pod_json.h"
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "kube/quantity.h"
@@ -257,7 +260,12 @@ bool ParseSpec(const json& pod, PodInfo* out, std::string* error) {
     }
   }
   if (cpu.all_set) out->spec_cpu_limit_cores = cpu.total;
-  if (memory.all_set) {
+  // A limit beyond what the kubelet represents (int64 bytes) is no limit
+  // any node enforces, and converting it would be undefined behaviour
+  // (found by fuzz.pod_list: "memory: 1e42").
+  constexpr double kMaxLimitBytes =
+      static_cast<double>(std::numeric_limits<int64_t>::max());
+  if (memory.all_set && memory.total <= kMaxLimitBytes) {
     out->spec_memory_limit_bytes =
         static_cast<uint64_t>(std::ceil(memory.total));
   }

@@ -10,7 +10,7 @@
 // --rss-tolerance-mib. docs/reliability.md, "Soaks".
 //
 //   sudo pod_churn [--pods 1000] [--duration 600] [--alive 50]
-//        [--interval 5] [--sample 10] [--history N] [--lru-must-return]
+//        [--interval 5] [--sample 10] [--history N] [--lru-may-keep]
 //        [--malloc-trim-probe] [--out FILE] [--agent BIN]
 #include <signal.h>
 
@@ -52,7 +52,7 @@ struct Options {
   double rss_tolerance_mib = 2;
   int history = 0;  // 0: the agent's default
   bool traffic = true;
-  bool lru_must_return = false;
+  bool lru_may_keep = false;
   bool malloc_trim_probe = false;
   std::string out;
 };
@@ -237,11 +237,12 @@ int64_t Entries(const std::vector<BpfMapCount>& maps, const std::string& name,
 }
 
 // Whether the end sample is back at the baseline: fds, and every map's
-// entries; LRU maps only with --lru-must-return (the agent never deletes
-// their entries: the kernel evicts them when the map is full).
+// entries, the LRU flow maps included (the agent deletes a departed pod's
+// entries; before it did, they waited for the kernel's LRU eviction:
+// --lru-may-keep judges such an agent on its other maps).
 std::vector<std::string> Regressions(const Sample& base, const Sample& end,
                                      double rss_tolerance_mib,
-                                     bool lru_must_return) {
+                                     bool lru_may_keep) {
   std::vector<std::string> out;
   if (end.series_of_gone > 0)
     out.push_back(std::to_string(end.series_of_gone) +
@@ -251,7 +252,7 @@ std::vector<std::string> Regressions(const Sample& base, const Sample& end,
                   std::to_string(end.usage.open_fds));
   std::set<std::pair<std::string, bool>> names;
   for (const auto& m : end.maps)
-    if (m.entries >= 0 && (!m.lru || lru_must_return))
+    if (m.entries >= 0 && (!m.lru || !lru_may_keep))
       names.insert({m.name, m.lru});
   for (const auto& [n, lru] : names) {
     const int64_t b = Entries(base.maps, n, lru);
@@ -376,8 +377,7 @@ int Run(const Options& o) {
   for (int i = 0; i < 12 && !g_stop; ++i) {
     end = run.Take();
     if (!end) break;
-    regressions =
-        Regressions(*base, *end, o.rss_tolerance_mib, o.lru_must_return);
+    regressions = Regressions(*base, *end, o.rss_tolerance_mib, o.lru_may_keep);
     if (regressions.empty()) break;
     Sleep(5);
   }
@@ -422,7 +422,7 @@ int Run(const Options& o) {
         {"settle_s", run.settle_s()},
         {"history", history},
         {"history_drain_s", drain_s},
-        {"lru_must_return", o.lru_must_return},
+        {"lru_may_keep", o.lru_may_keep},
         {"rss_tolerance_mib", o.rss_tolerance_mib},
         {"traffic", o.traffic ? "one 256-byte UDP datagram a second per pod "
                                 "to a veth peer in a namespace of the run"
@@ -480,8 +480,9 @@ int main(int argc, char** argv) {
   app.add_option("--history", o.history,
                  "agent --history (default: the agent's default); memory is "
                  "judged once interval x history passed after the churn");
-  app.add_flag("--lru-must-return", o.lru_must_return,
-               "also fail when LRU maps keep entries of deleted pods");
+  app.add_flag("--lru-may-keep", o.lru_may_keep,
+               "do not fail when the LRU flow maps keep entries of deleted "
+               "pods (agents that left them to the kernel's eviction)");
   app.add_flag("--malloc-trim-probe", o.malloc_trim_probe,
                "at the end, call malloc_trim(0) in the agent through gdb and "
                "record RSS (diagnosis of the RSS growth; needs gdb)");

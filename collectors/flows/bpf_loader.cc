@@ -126,7 +126,9 @@ Status PeerFlowsBpf::SetPods(const std::map<uint64_t, uint32_t>& pod_levels) {
     }
   }
   for (const auto& [id, level] : pods_) {
-    if (!pod_levels.count(id)) bpf_map_delete_elem(fd, &id);
+    if (pod_levels.count(id)) continue;
+    bpf_map_delete_elem(fd, &id);
+    departed_.insert(id);
   }
   std::set<uint32_t> levels;
   for (const auto& [id, level] : pod_levels) levels.insert(level);
@@ -204,6 +206,44 @@ Status PeerFlowsBpf::DrainIterate(std::map<FlowKey, FlowCounters>* out) {
   return Status::Ok();
 }
 
+namespace {
+
+// Deletes every entry of `map_fd` whose key (a struct starting with the pod
+// cgroup id) belongs to a departed pod. Keys are collected first: deleting
+// while walking would restart get_next_key from the beginning.
+template <typename Key>
+uint64_t DeleteEntriesOf(int map_fd, const std::set<uint64_t>& cgroups,
+                         uint64_t max_entries) {
+  std::vector<Key> doomed;
+  Key key{}, next{};
+  const Key* prev = nullptr;
+  for (uint64_t n = 0; n < max_entries * 2; ++n) {
+    if (bpf_map_get_next_key(map_fd, prev, &next) != 0) break;
+    if (cgroups.count(next.pod_cgroup_id)) doomed.push_back(next);
+    key = next;
+    prev = &key;
+  }
+  uint64_t deleted = 0;
+  for (const Key& k : doomed) {
+    if (bpf_map_delete_elem(map_fd, &k) == 0) ++deleted;
+  }
+  return deleted;
+}
+
+}  // namespace
+
+void PeerFlowsBpf::ForgetDepartedPods() {
+  if (departed_.empty()) return;
+  deleted_ += DeleteEntriesOf<peer_flow_key>(
+      bpf_map__fd(skel_->maps.peer_flows), departed_,
+      bpf_map__max_entries(skel_->maps.peer_flows));
+  // Burst state is not counted in deleted_: its inserts are not counted.
+  DeleteEntriesOf<peer_burst_key>(
+      bpf_map__fd(skel_->maps.peer_bursts), departed_,
+      bpf_map__max_entries(skel_->maps.peer_bursts));
+  departed_.clear();
+}
+
 int PeerFlowsBpf::OnBurst(void* ctx, void* data, size_t size) {
   auto* self = static_cast<PeerFlowsBpf*>(ctx);
   if (size < sizeof(peer_burst_event) || !self->burst_sink_) return 0;
@@ -229,6 +269,7 @@ PeerFlowsBpf::Stats PeerFlowsBpf::stats() const {
   s.entries = entries_;
   s.capacity = bpf_map__max_entries(skel_->maps.peer_flows);
   s.inserts = __atomic_load_n(&skel_->bss->inserts, __ATOMIC_RELAXED);
+  s.deleted = deleted_;
   s.insert_failures =
       __atomic_load_n(&skel_->bss->insert_failures, __ATOMIC_RELAXED);
   s.burst_events_lost =

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ class PeerFlowsBpf {
     uint64_t entries = 0;            // live map entries at the last drain
     uint64_t capacity = 0;           // max_entries
     uint64_t inserts = 0;            // entries ever created by the program
+    uint64_t deleted = 0;            // entries of departed pods deleted here
     uint64_t insert_failures = 0;    // packets not counted: no entry
     uint64_t burst_events_lost = 0;  // ring buffer full
   };
@@ -46,6 +48,11 @@ class PeerFlowsBpf {
   // Reads every map entry (batch lookup, else key iteration), summing the
   // per-CPU values: cumulative counters.
   Status Drain(std::map<FlowKey, FlowCounters>* out);
+  // Deletes the flow and burst entries of the pod cgroups SetPods dropped
+  // since the last call. Call it after the Drain that read their last
+  // counters: the program no longer counts them, and without this their
+  // entries would wait for the LRU to evict them, read at every drain.
+  void ForgetDepartedPods();
   // Exchange bursts finished since the last call (times on CLOCK_MONOTONIC).
   Status DrainBursts(std::vector<BurstEvent>* out);
   Stats stats() const;
@@ -75,6 +82,8 @@ class PeerFlowsBpf {
   std::unique_ptr<ring_buffer, RingDeleter> bursts_;
   std::vector<BurstEvent>* burst_sink_ = nullptr;  // during DrainBursts
   std::map<uint64_t, uint32_t> pods_;
+  std::set<uint64_t> departed_;  // dropped by SetPods, entries not yet deleted
+  uint64_t deleted_ = 0;
   size_t cpus_ = 1;
   uint64_t entries_ = 0;
   bool batch_ok_ = true;

@@ -68,13 +68,15 @@ Status FlowsCollector::DrainBpf(std::vector<FlowDelta>* deltas,
   std::map<FlowKey, FlowCounters> current;
   if (Status s = bpf_->Drain(&current); !s.ok()) return s;
   *deltas = tracker_.Update({current.begin(), current.end()});
+  // Departed pods' last bytes are in `deltas` now; their entries can go.
+  bpf_->ForgetDepartedPods();
   const auto st = bpf_->stats();
   sample->map_entries = st.entries;
   sample->map_max_entries = st.capacity;
-  // The program creates entries and user space never deletes them, so
-  // every entry created and no longer there was evicted by the LRU.
-  sample->map_evictions_total =
-      st.inserts > st.entries ? st.inserts - st.entries : 0;
+  // Every entry the program created that is neither there nor deleted here
+  // was evicted by the LRU.
+  const uint64_t gone = st.entries + st.deleted;
+  sample->map_evictions_total = st.inserts > gone ? st.inserts - gone : 0;
   sample->map_insert_failures_total = st.insert_failures;
   sample->burst_events_lost_total = st.burst_events_lost;
   return Status::Ok();

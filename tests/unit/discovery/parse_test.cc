@@ -71,6 +71,18 @@ TEST(ParsePodTest, RealisticPod) {
   EXPECT_EQ(pod.role, Role::kUnknown);  // identity is roles.h's business
 }
 
+// Found by fuzz.pod_list (UBSan): the sum was converted to uint64_t however
+// large, undefined beyond 2^64. A limit no kubelet can represent is none.
+TEST(ParsePodTest, MemoryLimitBeyondInt64IsNoLimit) {
+  FakePod p;
+  p.name = "x";
+  p.containers = {FakeContainer{"a", "", "containerd", "1", "1e42"}};
+  PodInfo pod;
+  ASSERT_TRUE(ParsePod(p.Build(), &pod).ok());
+  EXPECT_FALSE(pod.spec_memory_limit_bytes);
+  ASSERT_TRUE(pod.spec_cpu_limit_cores);
+}
+
 TEST(ParsePodTest, LimitsOnlyWhenEveryContainerSetsOne) {
   FakePod p;
   p.name = "x";
