@@ -187,8 +187,19 @@ DeviceRead ReadDevice(const NvmlLibrary& nvml, unsigned index,
     s.gpu_utilization_ratio = u.gpu / 100.0;
     s.memory_utilization_ratio = u.memory / 100.0;
   }
+  // Memory used as nvidia-smi shows it: _v2's `used`, without what the
+  // driver reserves. The old call counts the reserved part in (480 MiB on an
+  // H100; docs/gpu.md, checked on one). Drivers without _v2 (or refusing
+  // its struct version) get the old call.
+  nvmlMemory_v2_t m2{};
+  m2.version = nvmlMemory_v2;
   nvmlMemory_t m{};
-  if (rd.Ok("nvmlDeviceGetMemoryInfo", fn.DeviceGetMemoryInfo(dev, &m))) {
+  if (fn.DeviceGetMemoryInfoV2 &&
+      fn.DeviceGetMemoryInfoV2(dev, &m2) == NVML_SUCCESS) {
+    s.memory_used_bytes = m2.used;
+    s.memory_total_bytes = m2.total;
+  } else if (rd.Ok("nvmlDeviceGetMemoryInfo",
+                   fn.DeviceGetMemoryInfo(dev, &m))) {
     s.memory_used_bytes = m.used;
     s.memory_total_bytes = m.total;
   }

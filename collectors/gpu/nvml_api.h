@@ -33,6 +33,7 @@ typedef enum nvmlReturn_enum {
   NVML_ERROR_IN_USE = 19,
   NVML_ERROR_MEMORY = 20,
   NVML_ERROR_NO_DATA = 21,
+  NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
   NVML_ERROR_UNKNOWN = 999
 } nvmlReturn_t;
 
@@ -55,6 +56,21 @@ typedef struct nvmlMemory_st {
   unsigned long long free;
   unsigned long long used;
 } nvmlMemory_t;
+
+// nvml.h's versioned struct of nvmlDeviceGetMemoryInfo_v2: `reserved` is
+// what the driver and firmware set aside. nvml.h says `used` includes it;
+// on an H100 with driver 580 it does not: `used` is nvidia-smi's memory
+// used, and nvmlMemory_t's `used` is that plus `reserved` (docs/gpu.md).
+typedef struct nvmlMemory_v2_st {
+  unsigned int version;  // nvmlMemory_v2
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+} nvmlMemory_v2_t;
+#define NVML_STRUCT_VERSION(data, ver) \
+  (unsigned int)(sizeof(nvml##data##_v##ver##_t) | (ver << 24U))
+#define nvmlMemory_v2 NVML_STRUCT_VERSION(Memory, 2)
 
 // nvmlProcessInfo_v2_t, which nvml.h (API 12) also names nvmlProcessInfo_t:
 // the struct that nvmlDeviceGetComputeRunningProcesses_v2 and _v3 fill. The
@@ -153,6 +169,8 @@ typedef nvmlReturn_t (*nvmlDeviceGetUtilizationRates_fn)(
     nvmlDevice_t device, nvmlUtilization_t* utilization);
 typedef nvmlReturn_t (*nvmlDeviceGetMemoryInfo_fn)(nvmlDevice_t device,
                                                    nvmlMemory_t* memory);
+typedef nvmlReturn_t (*nvmlDeviceGetMemoryInfo_v2_fn)(nvmlDevice_t device,
+                                                      nvmlMemory_v2_t* memory);
 // Milliwatts.
 typedef nvmlReturn_t (*nvmlDeviceGetPowerUsage_fn)(nvmlDevice_t device,
                                                    unsigned int* power);

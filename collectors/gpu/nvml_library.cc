@@ -76,6 +76,7 @@ std::string ResolveRequired(void* h, NvmlFunctions& fn) {
 
 // Functions newer drivers add; each one missing turns off only its metric.
 void ResolveOptional(void* h, const std::string& path, NvmlFunctions& fn) {
+  Resolve(h, "nvmlDeviceGetMemoryInfo_v2", fn.DeviceGetMemoryInfoV2);
   Resolve(h, "nvmlDeviceGetPowerUsage", fn.DeviceGetPowerUsage);
   Resolve(h, "nvmlDeviceGetTemperature", fn.DeviceGetTemperature);
   Resolve(h, "nvmlDeviceGetClockInfo", fn.DeviceGetClockInfo);

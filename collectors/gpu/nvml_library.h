@@ -23,6 +23,8 @@ struct NvmlFunctions {
   nvmlDeviceGetUtilizationRates_fn DeviceGetUtilizationRates = nullptr;
   nvmlDeviceGetMemoryInfo_fn DeviceGetMemoryInfo = nullptr;
   // Optional.
+  // Preferred when present: the only call that reports reserved memory.
+  nvmlDeviceGetMemoryInfo_v2_fn DeviceGetMemoryInfoV2 = nullptr;
   nvmlDeviceGetPowerUsage_fn DeviceGetPowerUsage = nullptr;
   nvmlDeviceGetTemperature_fn DeviceGetTemperature = nullptr;
   nvmlDeviceGetClockInfo_fn DeviceGetClockInfo = nullptr;

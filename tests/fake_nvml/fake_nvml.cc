@@ -147,9 +147,28 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
   if (memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   if (!dev->memory_total || !dev->memory_used) return NVML_ERROR_NOT_SUPPORTED;
   memory->total = *dev->memory_total;
-  memory->used = *dev->memory_used;
+  memory->used = *dev->memory_used + dev->memory_reserved;
   memory->free =
       memory->total > memory->used ? memory->total - memory->used : 0;
+  return NVML_SUCCESS;
+}
+
+// A versioned struct (a wrong version is refused). `used` leaves
+// `reserved` out, as a real H100 with driver 580 answered (nvml.h says
+// otherwise; the v1 call above counts it in).
+FAKE_NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* memory) {
+  LOCKED_DEVICE(device);
+  if (memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (memory->version != nvmlMemory_v2) {
+    return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  }
+  if (!dev->memory_total || !dev->memory_used) return NVML_ERROR_NOT_SUPPORTED;
+  memory->total = *dev->memory_total;
+  memory->reserved = dev->memory_reserved;
+  memory->used = *dev->memory_used;
+  const unsigned long long taken = memory->used + memory->reserved;
+  memory->free = memory->total > taken ? memory->total - taken : 0;
   return NVML_SUCCESS;
 }
 
@@ -282,6 +301,8 @@ static_assert(std::is_same_v<decltype(&nvmlDeviceGetUtilizationRates),
                              nvmlDeviceGetUtilizationRates_fn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetMemoryInfo),
                              nvmlDeviceGetMemoryInfo_fn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetMemoryInfo_v2),
+                             nvmlDeviceGetMemoryInfo_v2_fn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetPowerUsage),
                              nvmlDeviceGetPowerUsage_fn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetTemperature),

@@ -35,6 +35,7 @@ std::vector<FakeDevice> ParseDevices(const nlohmann::json& root) {
     dev.utilization_memory = Opt<unsigned>(d, "utilization_memory");
     dev.memory_total = Opt<unsigned long long>(d, "memory_total");
     dev.memory_used = Opt<unsigned long long>(d, "memory_used");
+    dev.memory_reserved = d.value("memory_reserved", 0ULL);
     dev.power_mw = Opt<unsigned>(d, "power_mw");
     dev.temperature = Opt<unsigned>(d, "temperature");
     dev.sm_clock_mhz = Opt<unsigned>(d, "sm_clock_mhz");

@@ -42,7 +42,11 @@ struct FakeDevice {
   std::string name;
   bool lost = false;
   std::optional<unsigned> utilization_gpu, utilization_memory;
+  // memory_used: what applications use (nvidia-smi's "used", _v2's
+  // `used`); the driver reserves memory_reserved on top, which the v1
+  // call's `used` includes.
   std::optional<unsigned long long> memory_total, memory_used;
+  unsigned long long memory_reserved = 0;
   std::optional<unsigned> power_mw, temperature, sm_clock_mhz;
   std::optional<unsigned> pcie_tx_kbps, pcie_rx_kbps;
   std::optional<unsigned long long> ecc_sbe_volatile, ecc_dbe_volatile;

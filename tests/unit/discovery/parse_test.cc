@@ -202,6 +202,8 @@ TEST(ParsePodListTest, Errors) {
       {R"({"items": [{"metadata": {"name": "ok", "uid": "1"}},
                       {"metadata": {"name": "bad"}}]})",
        "items[1]: metadata.uid: missing"},
+      // Found by fuzz.pod_list: out_of_range, not parse_error, escaped.
+      {R"({"items": [], "x": 577e733})", "malformed JSON"},
   };
   for (const auto& [body, want] : cases) {
     SCOPED_TRACE(body);
@@ -307,6 +309,10 @@ TEST(WatchEventTest, Table) {
       {R"({"type":"SNAPSHOT","object":{}})", false, "unknown type"},
       {R"({"type":"ADDED","object":{)", false, "malformed JSON"},
       {R"(42)", false, "not an object"},
+      // Found by fuzz.watch_event: a number beyond double's range threw
+      // out_of_range (not parse_error) out of the watch thread.
+      {R"({"type":"ADDED","object":{"x":5555.55E8999}})", false,
+       "malformed JSON"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.line);

@@ -85,6 +85,20 @@ TEST_F(GpuCollectorTest, ZeroDevicesIsNoData) {
   EXPECT_TRUE(snap.gpus.empty());
 }
 
+// Checked on a real H100: NVML's `used` includes 480 MiB the driver
+// reserves, which nvidia-smi leaves out; only _v2 reports it.
+TEST_F(GpuCollectorTest, MemoryUsedLeavesOutWhatTheDriverReserves) {
+  nlohmann::json device = Device(0);
+  device["memory_reserved"] = 503316480ULL;
+  WriteConfig({{"devices", nlohmann::json::array({device})}});
+  GpuCollector c(host_, FAKE_NVML_PATH);
+  Snapshot snap;
+  ASSERT_TRUE(Collect(c, snap).ok());
+  ASSERT_EQ(snap.gpus.size(), 1u);
+  EXPECT_EQ(snap.gpus[0].memory_used_bytes, 1073741824ULL);
+  EXPECT_EQ(snap.gpus[0].memory_total_bytes, 42949672960ULL);
+}
+
 TEST_F(GpuCollectorTest, EightDevicesInBaseUnits) {
   nlohmann::json devices = nlohmann::json::array();
   for (int i = 0; i < 8; ++i) devices.push_back(Device(i));
