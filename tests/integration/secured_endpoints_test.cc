@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "agent_process.h"
+#include "child_process.h"
 #include "prometheus_support.h"
 #include "tls_files.h"
 #include "trainscope/unique_fd.h"
@@ -51,8 +52,10 @@ std::string Base64(const std::string& in) {
 class Child {
  public:
   Child(std::vector<std::string> argv, const fs::path& log) {
+    const pid_t parent = ::getpid();
     pid_ = ::fork();
     if (pid_ == 0) {
+      trainscope::testing::ExitWithParent(parent);
       FILE* out = std::freopen(log.c_str(), "w", stderr);
       (void)out;
       ::dup2(STDERR_FILENO, STDOUT_FILENO);

@@ -25,6 +25,7 @@
 
 #include "cgroup/cgroup_collector.h"
 #include "cgroup/cgroup_parse.h"
+#include "child_process.h"
 #include "kube/pod_cgroups.h"
 #include "trainscope/file_util.h"
 
@@ -100,8 +101,10 @@ class CgroupSandbox {
   pid_t StartBusyChild() {
     int fds[2];
     if (::pipe(fds) != 0) return -1;
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid == 0) {
+      trainscope::testing::ExitWithParent(parent);
       ::close(fds[1]);
       char go;
       if (::read(fds[0], &go, 1) != 1) ::_exit(1);
