@@ -38,11 +38,7 @@ else
   build_dir=${TRAINSCOPE_SANITIZE_BUILD_DIR:-build-asan}
   flags=(-DTRAINSCOPE_SANITIZE=address,undefined -DTRAINSCOPE_FUZZ=ON
          -DTRAINSCOPE_FUZZ_SECONDS="${TRAINSCOPE_FUZZ_SECONDS:-20}")
-  # Every test process is checked for leaks at exit; lsan.supp names the
-  # third-party ones left alone, and why.
-  export ASAN_OPTIONS="detect_leaks=1 ${ASAN_OPTIONS:-}"
-  export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp print_suppressions=0 ${LSAN_OPTIONS:-}"
-  export UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1 ${UBSAN_OPTIONS:-}"
+  source tests/sanitizers/asan_env.sh
 fi
 launcher=()
 if command -v ccache >/dev/null; then

@@ -33,9 +33,7 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   for f in "$fuzz_bin"/*_fuzz; do targets+=("$(basename "$f" _fuzz)"); done
 fi
-export ASAN_OPTIONS="detect_leaks=1 ${ASAN_OPTIONS:-}"
-export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp ${LSAN_OPTIONS:-}"
-export UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1 ${UBSAN_OPTIONS:-}"
+source tests/sanitizers/asan_env.sh
 out_dir=$build_dir/fuzz-campaign
 
 campaign() {

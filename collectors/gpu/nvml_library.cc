@@ -13,30 +13,6 @@ void Resolve(void* handle, const char* symbol, Fn& out) {
   out = reinterpret_cast<Fn>(dlsym(handle, symbol));
 }
 
-}  // namespace
-
-void NvmlLibrary::DlCloser::operator()(void* handle) const {
-  if (handle != nullptr) dlclose(handle);
-}
-
-NvmlLibrary::NvmlLibrary(DlHandle handle, std::string path, NvmlFunctions fn)
-    : handle_(std::move(handle)), path_(std::move(path)), fn_(fn) {}
-
-NvmlLibrary::~NvmlLibrary() {
-  nvmlReturn_t r = fn_.Shutdown();
-  if (r != NVML_SUCCESS) {
-    spdlog::warn("[gpu] {}", Describe("nvmlShutdown", r));
-  }
-}
-
-std::string NvmlLibrary::Describe(const char* call, nvmlReturn_t result) const {
-  const char* text = fn_.ErrorString ? fn_.ErrorString(result) : nullptr;
-  return std::string(call) + ": " + (text ? text : "unknown NVML error") +
-         " (" + std::to_string(static_cast<int>(result)) + ")";
-}
-
-namespace {
-
 // The functions every supported driver has; without one NVML is unusable.
 // Returns the names of those missing ("" when all are there).
 std::string ResolveRequired(void* h, NvmlFunctions& fn) {
@@ -125,6 +101,26 @@ Status Initialize(const NvmlFunctions& fn, const std::string& path) {
 }
 
 }  // namespace
+
+void NvmlLibrary::DlCloser::operator()(void* handle) const {
+  if (handle != nullptr) dlclose(handle);
+}
+
+NvmlLibrary::NvmlLibrary(DlHandle handle, std::string path, NvmlFunctions fn)
+    : handle_(std::move(handle)), path_(std::move(path)), fn_(fn) {}
+
+NvmlLibrary::~NvmlLibrary() {
+  nvmlReturn_t r = fn_.Shutdown();
+  if (r != NVML_SUCCESS) {
+    spdlog::warn("[gpu] {}", Describe("nvmlShutdown", r));
+  }
+}
+
+std::string NvmlLibrary::Describe(const char* call, nvmlReturn_t result) const {
+  const char* text = fn_.ErrorString ? fn_.ErrorString(result) : nullptr;
+  return std::string(call) + ": " + (text ? text : "unknown NVML error") +
+         " (" + std::to_string(static_cast<int>(result)) + ")";
+}
 
 NvmlLibrary::OpenResult NvmlLibrary::Open(const std::string& path) {
   // RTLD_LOCAL keeps NVML's symbols out of the global namespace, so a

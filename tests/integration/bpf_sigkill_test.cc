@@ -37,14 +37,7 @@ bool IsTrainscopeName(const std::string& name) {
 }
 
 std::set<int> TrainscopeIds(const std::string& bpftool_list) {
-  std::set<int> ids;
-  auto list =
-      nlohmann::json::parse(ShOut(bpftool_list), nullptr, /*allow=*/false);
-  if (!list.is_array()) return ids;
-  for (const auto& e : list) {
-    if (IsTrainscopeName(e.value("name", ""))) ids.insert(e["id"].get<int>());
-  }
-  return ids;
+  return BpfObjectIds(bpftool_list, IsTrainscopeName).value_or(std::set<int>{});
 }
 
 // Program ids attached anywhere in the cgroup v2 tree, with their cgroup.

@@ -40,6 +40,19 @@ std::string ShOut(const std::string& command) {
   return out;
 }
 
+std::optional<std::set<int>> BpfObjectIds(
+    const std::string& bpftool_list,
+    const std::function<bool(const std::string&)>& matches) {
+  const auto list = nlohmann::json::parse(ShOut(bpftool_list), nullptr,
+                                          /*allow_exceptions=*/false);
+  if (!list.is_array()) return std::nullopt;
+  std::set<int> ids;
+  for (const auto& e : list) {
+    if (matches(e.value("name", ""))) ids.insert(e.value("id", -1));
+  }
+  return ids;
+}
+
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;

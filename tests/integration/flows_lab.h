@@ -7,6 +7,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,12 @@ namespace trainscope::testing {
 bool Sh(const std::string& command);
 // Its stdout ("" when it fails).
 std::string ShOut(const std::string& command);
+// Ids of the BPF objects a `bpftool -j prog show` / `map show` lists whose
+// name `matches` (the machine-wide list: tests tell their agent's objects
+// from others' by id). Empty when bpftool's answer is not JSON.
+std::optional<std::set<int>> BpfObjectIds(
+    const std::string& bpftool_list,
+    const std::function<bool(const std::string&)>& matches);
 
 // Network-namespace "pods" on a private bridge, addresses from
 // 198.19.0.0/16 (inside the 198.18.0.0/15 benchmarking range), no default

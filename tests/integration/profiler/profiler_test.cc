@@ -113,21 +113,12 @@ std::string Shell(const std::string& command) {
 
 // Ids of the profiler's BPF programs loaded on the whole machine.
 std::set<int> ProfilerProgramIds() {
-  const std::string text = Shell("bpftool -j prog show");
-  const auto progs = nlohmann::json::parse(text, nullptr, false);
-  std::set<int> ids;
-  if (!progs.is_array()) {
-    ADD_FAILURE() << "bpftool -j prog show: " << text;
-    return ids;
-  }
-  for (const auto& prog : progs) {
-    const std::string name = prog.value("name", "");
-    // The kernel keeps 15 characters of a name: on_sched_switc(h).
-    if (name == "on_cpu_sample" || name.rfind("on_sched_switc", 0) == 0) {
-      ids.insert(prog.value("id", -1));
-    }
-  }
-  return ids;
+  // The kernel keeps 15 characters of a name: on_sched_switc(h).
+  auto ids = BpfObjectIds("bpftool -j prog show", [](const std::string& name) {
+    return name == "on_cpu_sample" || name.rfind("on_sched_switc", 0) == 0;
+  });
+  if (!ids) ADD_FAILURE() << "bpftool -j prog show did not answer JSON";
+  return ids.value_or(std::set<int>{});
 }
 
 class ProfilerTest : public ::testing::Test {
