@@ -11,7 +11,8 @@
 # browser, lint and soak labels, which time real training runs, need the
 # npm tools, read the source tree or judge the agent's memory. --phase
 # build only builds (TRAINSCOPE_SANITIZE_JOBS compile jobs, default one per
-# core), --phase test only runs the tests. Extra arguments go to ctest, e.g.
+# core; TRAINSCOPE_WERROR=ON makes warnings errors), --phase test only runs
+# the tests. Extra arguments go to ctest, e.g.
 # `-R Http` or `-L fuzz`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,7 +49,8 @@ if [ "$phase" != test ]; then
   bash scripts/install-deps.sh
   CC=clang CXX=clang++ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTRAINSCOPE_SCENARIO_TESTS=OFF \
-    -DTRAINSCOPE_DEPLOY_E2E=OFF "${flags[@]}" "${launcher[@]}" >/dev/null
+    -DTRAINSCOPE_DEPLOY_E2E=OFF -DTRAINSCOPE_WERROR="${TRAINSCOPE_WERROR:-OFF}" \
+    "${flags[@]}" "${launcher[@]}" >/dev/null
   cmake --build "$build_dir" -j "${TRAINSCOPE_SANITIZE_JOBS:-$(nproc)}"
 fi
 [ "$phase" = build ] && exit 0

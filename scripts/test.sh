@@ -2,24 +2,28 @@
 # Quick start (2): install what is missing, build, and run the whole test
 # suite (root: privileged tests use the real kernel).
 #
-# Two trees:
-# - build/ (gcc, warnings as errors): every trainsim scenario through
-#   `trainsim verify` with the real agent, and the deploy, bench-smoke,
-#   browser, lint and soak labels;
+# Two trees, both with warnings as errors:
+# - build/ (gcc): only what the system tests run (target system-test-deps:
+#   the agent, the CLI, trainsim, the benchmarks, the soak), then every
+#   trainsim scenario through `trainsim verify` with the real agent and the
+#   deploy, bench-smoke, browser, lint and soak labels, several at a time;
 # - build-asan/ (clang, ASan+UBSan, scripts/sanitize.sh): the unit and
 #   integration tests, privileged ones included, and each fuzz target.
-# The sanitizer tree builds with one compile job at the lowest CPU priority
-# beside the normal build and then beside the scenarios, which leaves them
-# a core (their step-rate checks failed with two compile jobs beside them
-# even at that priority); its tests run after the scenarios.
+# The sanitizer tree builds at the lowest CPU and IO priority beside the
+# normal build and the scenarios, which mostly sleep; its tests run after
+# the scenarios, never beside them (its privileged tests share cgroups and
+# BPF attachments with them).
 #
-# With arguments, runs only ctest in build/ with them, e.g. `-L unit` or
-# `-LE privileged`.
+# With arguments, builds all of build/ and runs only ctest there with them,
+# e.g. `-L unit` or `-LE privileged`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 build_dir=${TRAINSCOPE_BUILD_DIR:-build}
-ctest_args=(--test-dir "$build_dir" --output-on-failure --timeout 600 -j "$(nproc)")
+ctest_args=(--test-dir "$build_dir" --output-on-failure --timeout 600)
+# The system tests' slots: scenarios take one each and a real framework two
+# (tests/unit/trainsim/CMakeLists.txt), and most of their time is sleep.
+system_jobs=${TRAINSCOPE_SYSTEM_TEST_JOBS:-4}
 
 failed_scenarios() {
   # The verdicts of the failed scenarios, last, where a truncated CI log
@@ -33,12 +37,17 @@ start=$(date +%s)
 sanitize_build_rc=0 sanitize_pid=
 if [ $# -eq 0 ]; then
   sanitize_log=$(mktemp /tmp/trainscope-sanitize-build.XXXXXX)
-  TRAINSCOPE_SANITIZE_JOBS=1 nice -n 19 bash scripts/sanitize.sh --phase build \
-    >"$sanitize_log" 2>&1 &
+  TRAINSCOPE_WERROR=ON TRAINSCOPE_SANITIZE_JOBS=$(nproc) nice -n 19 ionice -c 3 \
+    bash scripts/sanitize.sh --phase build >"$sanitize_log" 2>&1 &
   sanitize_pid=$!
 fi
 # Warnings are errors here (and so in CI), with -Wshadow on.
-TRAINSCOPE_WERROR=ON bash scripts/build.sh
+if [ $# -eq 0 ]; then
+  TRAINSCOPE_WERROR=ON bash scripts/build.sh system-test-deps
+else
+  TRAINSCOPE_WERROR=ON bash scripts/build.sh
+fi
+echo "[test] normal tree built after $(($(date +%s) - start)) s"
 # The real-framework scenarios (ctest -L realfw) need TensorFlow and
 # PyTorch; without them (offline) those tests skip, saying why.
 bash scripts/install-workloads.sh ||
@@ -46,13 +55,13 @@ bash scripts/install-workloads.sh ||
 
 if [ $# -gt 0 ]; then
   rc=0
-  ctest "${ctest_args[@]}" "$@" || rc=$?
+  ctest "${ctest_args[@]}" -j "$(nproc)" "$@" || rc=$?
   [ "$rc" -eq 0 ] || failed_scenarios
   exit "$rc"
 fi
 
 rc=0
-ctest "${ctest_args[@]}" -L 'scenario|deploy|bench-smoke|browser|lint|soak' || rc=$?
+ctest "${ctest_args[@]}" -j "$system_jobs" -L 'scenario|deploy|bench-smoke|browser|lint|soak' || rc=$?
 echo "[test] normal build's suites done after $(($(date +%s) - start)) s (rc $rc)"
 wait "$sanitize_pid" || sanitize_build_rc=$?
 echo "[test] sanitizer tree built after $(($(date +%s) - start)) s (rc $sanitize_build_rc)"
