@@ -16,11 +16,12 @@ mapfile -t files < <(git ls-files 'agent/*.cc' 'collectors/*.cc' 'kube/*.cc' 'co
   grep -v '\.bpf\.c$')
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# Four files per clang-tidy, as many at once as there are CPUs. -w: the
-# compiler's own warnings are the build's job (gcc, -Werror in CI); clang's
-# differ, and only the checks of .clang-tidy are this test's.
+# Four files per clang-tidy, as many at once as there are CPUs, niced: in CI
+# it runs beside the scenarios, whose step timing must not wait for a lint.
+# -w: the compiler's own warnings are the build's job (-Werror in CI);
+# only the checks of .clang-tidy are this test's.
 if ! printf '%s\n' "${files[@]}" |
-  xargs -P "$(nproc)" -n 4 clang-tidy -p "$build" --quiet --extra-arg=-w \
+  xargs -P "$(nproc)" -n 4 nice -n 10 clang-tidy -p "$build" --quiet --extra-arg=-w \
     >"$log" 2>&1; then
   grep -E 'warning:|error:' "$log" | sort -u >&2 || cat "$log" >&2
   echo "clang_tidy: findings above (checks: .clang-tidy)" >&2

@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return 1;
   // The helper answers each request after 20 ms, so recv blocks that long.
-  std::thread helper([fd = fds[1], end] {
+  std::thread helper([fd = fds[1]] {
     pthread_setname_np(pthread_self(), "ts-helper");
     char c;
     while (recv(fd, &c, 1, 0) == 1) {
