@@ -47,7 +47,11 @@ if command -v ccache >/dev/null; then
 fi
 if [ "$phase" != test ]; then
   bash scripts/install-deps.sh
+  # -O1, which the ASan and libFuzzer documentation suggest: under the
+  # sanitizers it compiles in about a third less time than -O2.
   CC=clang CXX=clang++ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" \
     -DTRAINSCOPE_SCENARIO_TESTS=OFF \
     -DTRAINSCOPE_DEPLOY_E2E=OFF -DTRAINSCOPE_WERROR="${TRAINSCOPE_WERROR:-OFF}" \
     "${flags[@]}" "${launcher[@]}" >/dev/null

@@ -21,8 +21,8 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 build_dir=${TRAINSCOPE_BUILD_DIR:-build}
 ctest_args=(--test-dir "$build_dir" --output-on-failure --timeout 600)
-# The system tests' slots: scenarios take one each and a real framework two
-# (tests/unit/trainsim/CMakeLists.txt), and most of their time is sleep.
+# The system tests' slots: one per test (real frameworks one at a time,
+# tests/unit/trainsim/CMakeLists.txt); most of their time is sleep.
 system_jobs=${TRAINSCOPE_SYSTEM_TEST_JOBS:-4}
 
 failed_scenarios() {
