@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 build_dir=${TRAINSCOPE_BUILD_DIR:-build}
 ctest_args=(--test-dir "$build_dir" --output-on-failure --timeout 600)
-# The system tests' slots: one per test (real frameworks one at a time,
+# The system tests' slots: one per test (the real frameworks run alone,
 # tests/unit/trainsim/CMakeLists.txt); most of their time is sleep.
 system_jobs=${TRAINSCOPE_SYSTEM_TEST_JOBS:-4}
 
