@@ -25,9 +25,14 @@ Status QueryPrometheus(const HttpTarget& target, const std::string& url,
   if (Status s = GetJson(target, path, params, &answer); !s.ok()) {
     return s;
   }
-  if (answer.value("status", "") != "success" || !answer.contains("data") ||
-      !answer["data"].is_object() ||
-      answer["data"].value("resultType", "") != result_type) {
+  // find() and == never throw, whatever shape a proxy or a broken server
+  // answered with (value() throws on a non-object or a non-string).
+  const auto status = answer.find("status");
+  const auto data = answer.find("data");
+  const bool typed = data != answer.end() && data->is_object() &&
+                     data->find("resultType") != data->end() &&
+                     (*data)["resultType"] == result_type;
+  if (status == answer.end() || *status != "success" || !typed) {
     return Status::Error(url + " gave no " + result_type + " for " +
                          params.find("query")->second + ": " +
                          answer.dump().substr(0, 200));

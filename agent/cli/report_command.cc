@@ -55,8 +55,13 @@ int Fail(const std::string& message, int code = 1) {
 void Filter(nlohmann::json& report, const std::string& ns,
             const std::string& job) {
   auto keep = [&](const nlohmann::json& item) {
-    return (ns.empty() || item.value("namespace", "") == ns) &&
-           (job.empty() || item.value("training_job", "") == job);
+    // find() and == never throw on a saved report of another shape.
+    auto is = [&item](const char* key, const std::string& want) {
+      const auto it = item.find(key);
+      return it != item.end() && *it == want;
+    };
+    return (ns.empty() || is("namespace", ns)) &&
+           (job.empty() || is("training_job", job));
   };
   for (const char* list : {"diagnoses", "jobs"}) {
     nlohmann::json kept = nlohmann::json::array();

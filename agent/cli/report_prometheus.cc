@@ -209,6 +209,10 @@ Status WindowBuilder::Add(const std::string& name,
       return Status::Error("query " + name + ": result is not a matrix");
     }
     for (const auto& series : result) {
+      if (!series.is_object()) {
+        return Status::Error("query " + name + ": a series is not an object: " +
+                             series.dump().substr(0, 80));
+      }
       const auto metric = series.value("metric", nlohmann::json::object());
       std::function<void(double, double)> fn;
       if (auto f = PodFields().find(name); f != PodFields().end()) {
@@ -343,6 +347,7 @@ std::vector<MissingNode> MissingNodes(const nlohmann::json& node_series,
   std::map<std::string, double> last;
   if (!node_series.is_array()) return {};
   for (const auto& series : node_series) {
+    if (!series.is_object()) continue;
     const auto metric = series.value("metric", nlohmann::json::object());
     const std::string node = LabelOf(metric, "node");
     if (node.empty()) continue;

@@ -50,7 +50,21 @@ bool Symbolizer::CaptureMaps(uint32_t pid) {
 
 void Symbolizer::ForgetMaps(uint32_t pid) {
   std::lock_guard lock(mu_);
-  maps_.erase(pid);
+  if (maps_.erase(pid)) DropUnmappedFiles();
+}
+
+void Symbolizer::DropUnmappedFiles() {
+  for (auto it = lru_.begin(); it != lru_.end();) {
+    auto entry = cache_.find(*it);
+    // Held by the cache alone: no captured process maps the file.
+    if (entry->second.symbols.use_count() == 1) {
+      stats_.bytes_cached -= entry->second.symbols->bytes();
+      cache_.erase(entry);
+      it = lru_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 std::shared_ptr<const ElfSymbols> Symbolizer::FileSymbols(uint32_t pid,

@@ -21,8 +21,9 @@ namespace trainscope::profiler {
 // Turns raw stack addresses into frames. Native frames come from the ELF
 // symbols of the mapped files (opened through /proc/<pid>/root so a
 // container's own libraries are read), cached by build id (or path, size
-// and mtime when a file has none) with a bound on files and bytes; kernel
-// frames from /proc/kallsyms. Thread-safe.
+// and mtime when a file has none) with a bound on files and bytes, while a
+// captured process maps them; kernel frames from /proc/kallsyms.
+// Thread-safe.
 class Symbolizer {
  public:
   struct Options {
@@ -36,6 +37,10 @@ class Symbolizer {
   // Symbolize calls use these, so a process that exits after this still
   // resolves.
   bool CaptureMaps(uint32_t pid);
+  // Drops the process's maps, and the symbols of files that no captured
+  // process maps any more: memory follows the pods that run (a node's
+  // departed pods leave nothing), at the price of reading a file again
+  // when a process that maps it is captured later.
   void ForgetMaps(uint32_t pid);
 
   std::vector<Frame> SymbolizeUser(uint32_t pid,
@@ -62,6 +67,7 @@ class Symbolizer {
   std::shared_ptr<const ElfSymbols> FileSymbols(uint32_t pid,
                                                 const MapEntry& map);
   void EnsureKernelSymbols();
+  void DropUnmappedFiles();  // with mu_ held
 
   const Options options_;
   mutable std::mutex mu_;

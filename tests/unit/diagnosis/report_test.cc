@@ -236,6 +236,12 @@ TEST(PrometheusWindowTest, MalformedAnswersAreErrorsNamingTheQuery) {
   EXPECT_TRUE(sample.ok());
   auto not_matrix = cli::WindowFromMatrices({{"cpu", "nope"}}, &w);
   EXPECT_FALSE(not_matrix.ok());
+  // Found by fuzz.cluster_view in CI: a series that is an array threw
+  // nlohmann's type_error out of the report.
+  auto array_series =
+      cli::WindowFromMatrices({{"cpu", nlohmann::json::parse("[[300]]")}}, &w);
+  EXPECT_FALSE(array_series.ok());
+  EXPECT_THAT(array_series.message(), ::testing::HasSubstr("not an object"));
 }
 
 TEST(PrometheusQueriesTest, FiltersByNamespaceAndJob) {

@@ -70,6 +70,24 @@ TEST(SymbolizerTest, ResolvesThisProcessesFunctions) {
   EXPECT_GT(symbolizer.stats().cache_hits, before.cache_hits);
 }
 
+TEST(SymbolizerTest, ForgettingTheLastProcessOfAFileDropsItsSymbols) {
+  Symbolizer symbolizer({});
+  const uint32_t pid = static_cast<uint32_t>(::getpid());
+  ASSERT_TRUE(symbolizer.CaptureMaps(pid));
+  const auto captured = symbolizer.stats();
+  EXPECT_GT(captured.files_cached, 0u);
+  EXPECT_GT(captured.bytes_cached, 0u);
+  symbolizer.ForgetMaps(pid);
+  EXPECT_EQ(symbolizer.stats().files_cached, 0u);
+  EXPECT_EQ(symbolizer.stats().bytes_cached, 0u);
+  // Captured again later: the files are read again and resolve.
+  ASSERT_TRUE(symbolizer.CaptureMaps(pid));
+  EXPECT_GT(symbolizer.stats().files_loaded, captured.files_loaded);
+  const auto a = reinterpret_cast<uint64_t>(&profiler_unit_test_marker);
+  EXPECT_EQ(symbolizer.SymbolizeUser(pid, {a})[0].function,
+            "profiler_unit_test_marker");
+}
+
 TEST(SymbolizerTest, UnknownProcessKeepsAddresses) {
   Symbolizer symbolizer({});
   auto frames = symbolizer.SymbolizeUser(999999999, {0x401000});
