@@ -48,7 +48,7 @@ fi
 if [ "$phase" != test ]; then
   bash scripts/install-deps.sh
   # -O1, which the ASan and libFuzzer documentation suggest: under the
-  # sanitizers it compiles in about a third less time than -O2.
+  # sanitizers it compiles in about a quarter less time than -O2.
   CC=clang CXX=clang++ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" \

@@ -23,7 +23,7 @@ build_dir=${TRAINSCOPE_BUILD_DIR:-build}
 ctest_args=(--test-dir "$build_dir" --output-on-failure --timeout 600)
 # The system tests' slots: one per test (the real frameworks run alone,
 # tests/unit/trainsim/CMakeLists.txt); most of their time is sleep.
-system_jobs=${TRAINSCOPE_SYSTEM_TEST_JOBS:-4}
+system_jobs=${TRAINSCOPE_SYSTEM_TEST_JOBS:-3}
 
 failed_scenarios() {
   # The verdicts of the failed scenarios, last, where a truncated CI log
