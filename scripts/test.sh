@@ -37,7 +37,9 @@ start=$(date +%s)
 sanitize_build_rc=0 sanitize_pid=
 if [ $# -eq 0 ]; then
   sanitize_log=$(mktemp /tmp/trainscope-sanitize-build.XXXXXX)
-  TRAINSCOPE_WERROR=ON TRAINSCOPE_SANITIZE_JOBS=$(nproc) nice -n 19 ionice -c 3 \
+  io_idle=()
+  if command -v ionice >/dev/null; then io_idle=(ionice -c 3); fi
+  TRAINSCOPE_WERROR=ON TRAINSCOPE_SANITIZE_JOBS=$(nproc) nice -n 19 "${io_idle[@]}" \
     bash scripts/sanitize.sh --phase build >"$sanitize_log" 2>&1 &
   sanitize_pid=$!
 fi
