@@ -37,9 +37,8 @@ Status QueryPrometheus(const HttpTarget& target, const std::string& url,
                          params.find("query")->second + ": " +
                          answer.dump().substr(0, 200));
   }
-  auto found = answer["data"].find("result");
-  *result = found != answer["data"].end() ? std::move(*found)
-                                          : nlohmann::json::array();
+  auto found = data->find("result");
+  *result = found != data->end() ? std::move(*found) : nlohmann::json::array();
   return Status::Ok();
 }
 

@@ -42,10 +42,8 @@ AgentProcess::AgentProcess(std::vector<std::string> args,
   argv.push_back(bin.data());
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  const pid_t parent = ::getpid();
-  pid_ = ::fork();
+  pid_ = trainscope::testing::ForkTiedToParent();
   if (pid_ == 0) {
-    trainscope::testing::ExitWithParent(parent);
     ::dup2(fd, STDERR_FILENO);
     ::dup2(fd, STDOUT_FILENO);
     for (auto& entry : env) ::putenv(entry.data());

@@ -111,11 +111,9 @@ PodProcess::PodProcess(const std::function<void(pid_t)>& join,
                        const std::string& stdout_path) {
   int go[2];
   if (::pipe(go) != 0) throw std::runtime_error("pipe failed");
-  const pid_t parent = ::getpid();
-  pid_ = ::fork();
+  pid_ = trainscope::testing::ForkTiedToParent();
   if (pid_ < 0) throw std::runtime_error("fork failed");
   if (pid_ == 0) {
-    trainscope::testing::ExitWithParent(parent);
     ::close(go[1]);
     char c;
     if (::read(go[0], &c, 1) != 1) ::_exit(127);
@@ -220,11 +218,9 @@ void GuaranteedV2Pod::MoveIn(pid_t pid) const {
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv,
                            const std::string& stdout_path) {
-  const pid_t parent = ::getpid();
-  pid_ = ::fork();
+  pid_ = trainscope::testing::ForkTiedToParent();
   if (pid_ < 0) throw std::runtime_error("fork failed");
   if (pid_ == 0) {
-    trainscope::testing::ExitWithParent(parent);
     int fd = ::open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
       ::dup2(fd, 1);

@@ -171,10 +171,8 @@ void KernelPod::MoveIn(pid_t pid) const {
 }
 
 pid_t KernelPod::StartBusyLoop() {
-  const pid_t parent = ::getpid();
-  pid_t pid = ::fork();
+  pid_t pid = trainscope::testing::ForkTiedToParent();
   if (pid == 0) {
-    trainscope::testing::ExitWithParent(parent);
     volatile uint64_t x = 0;
     for (;;) x = x + 1;
   }
@@ -186,10 +184,8 @@ pid_t KernelPod::StartMemoryHolder(uint64_t bytes) {
   if (::pipe(go) != 0 || ::pipe(done) != 0) {
     throw std::runtime_error("pipe failed");
   }
-  const pid_t parent = ::getpid();
-  pid_t pid = ::fork();
+  pid_t pid = trainscope::testing::ForkTiedToParent();
   if (pid == 0) {
-    trainscope::testing::ExitWithParent(parent);
     ::close(go[1]);
     ::close(done[0]);
     char c;

@@ -46,10 +46,8 @@ pid_t Spawn(const std::vector<std::string>& argv, const fs::path& out,
   std::vector<std::string> copy = argv;
   for (auto& a : copy) args.push_back(a.data());
   args.push_back(nullptr);
-  const pid_t parent = ::getpid();
-  pid_t pid = ::fork();
+  pid_t pid = trainscope::testing::ForkTiedToParent();
   if (pid == 0) {
-    trainscope::testing::ExitWithParent(parent);
     int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ::dup2(o, STDOUT_FILENO);

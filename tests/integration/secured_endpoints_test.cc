@@ -52,10 +52,8 @@ std::string Base64(const std::string& in) {
 class Child {
  public:
   Child(std::vector<std::string> argv, const fs::path& log) {
-    const pid_t parent = ::getpid();
-    pid_ = ::fork();
+    pid_ = trainscope::testing::ForkTiedToParent();
     if (pid_ == 0) {
-      trainscope::testing::ExitWithParent(parent);
       FILE* out = std::freopen(log.c_str(), "w", stderr);
       (void)out;
       ::dup2(STDERR_FILENO, STDOUT_FILENO);

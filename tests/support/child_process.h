@@ -1,10 +1,9 @@
 #pragma once
 
-// For a child a test forks: it gets SIGTERM when the test process dies, so
-// a test that aborts (a failed ASSERT in a death path, a sanitizer halting
-// on a report, ctest killing it at its timeout) never leaves agents, pods
-// or servers running. Call it in the child right after fork(), with the
-// parent's pid taken before the fork.
+// fork() for a child a test starts: the child gets SIGTERM when the test
+// process dies, so a test that aborts (a failed ASSERT in a death path, a
+// sanitizer halting on a report, ctest killing it at its timeout) never
+// leaves agents, pods or servers running.
 
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -13,10 +12,16 @@
 
 namespace trainscope::testing {
 
-inline void ExitWithParent(pid_t parent) {
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-  // The parent may have died between fork() and prctl().
-  if (::getppid() != parent) ::_exit(1);
+// fork()'s result, with the child tied to this process's life.
+inline pid_t ForkTiedToParent() {
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    // The parent may have died between fork() and prctl().
+    if (::getppid() != parent) ::_exit(1);
+  }
+  return pid;
 }
 
 }  // namespace trainscope::testing

@@ -101,10 +101,8 @@ class CgroupSandbox {
   pid_t StartBusyChild() {
     int fds[2];
     if (::pipe(fds) != 0) return -1;
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
+    const pid_t pid = trainscope::testing::ForkTiedToParent();
     if (pid == 0) {
-      trainscope::testing::ExitWithParent(parent);
       ::close(fds[1]);
       char go;
       if (::read(fds[0], &go, 1) != 1) ::_exit(1);
