@@ -90,17 +90,22 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
     }
     const std::vector<BurstPoint> window(b.begin() + first, b.end());
     auto period = EstimatePeriodAtAnyScale(window, s_.period);
-    // The short window only for a regular train (the comb): the volume
-    // estimate of an irregular one needs the longer windows to average out
-    // where its first and last steps fall.
+    // The short window for a regular train (the comb) and for one of
+    // whole exchanges, whose every burst is a step, so its count over a
+    // few seconds is the rate then; a contended PS's workers are both
+    // irregular and quick to change speed, and a 30 s window would report
+    // each change 15 s late. The volume estimate of an irregular train of
+    // cut exchanges needs the longer windows to average out where its first
+    // and last steps fall.
     // A longer window must really hold that much history: a stream younger
     // than 30 s has only a noisy volume estimate, or a start-up's.
     const double held = b.back().start_s - b[first].start_s;
     const bool enough =
         span > s_.short_window_s
             ? held >= 0.8 * span
-            : period && period->method == PeriodEstimate::Method::kComb &&
-                  period->cycles >= s_.short_window_cycles;
+            : period && period->cycles >= s_.short_window_cycles &&
+                  (period->method == PeriodEstimate::Method::kComb ||
+                   period->whole_exchanges);
     if (period && enough) {
       if (auto changed = RecentChange(window, period->period_s))
         period = changed;

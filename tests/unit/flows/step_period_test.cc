@@ -159,6 +159,36 @@ TEST(EstimatePeriodAtAnyScale, ExchangeSplitByAShapedLink) {
   EXPECT_NEAR(got->period_s, 0.62, 0.62 * 0.03);
 }
 
+// A worker on a contended node: each step starts when the last one ended
+// (no clock holds the phase), and one step in five takes 1.6 to 2.2 times
+// as long. The comb still lines most steps up but rounds each slow step to
+// two cycles; on a train of whole exchanges the bursts are counted instead,
+// so the rate is the steps taken over the time, as the pod's own count is.
+TEST(EstimatePeriodAtAnyScale, SlowStepsOfWholeExchangesCountOnce) {
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> noise(0, 0.05);
+    std::uniform_real_distribution<double> coin(0, 1), slow(1.6, 2.2);
+    std::vector<BurstPoint> bursts;
+    double t = 100;
+    while (t < 130) {
+      bursts.push_back({t, 8, t});  // the request
+      bursts.push_back({t + 0.01, 2'000'000, t + 0.2});
+      double step = 0.95 * (1 + noise(rng));
+      if (coin(rng) < 0.2) step *= slow(rng);
+      t += step;
+    }
+    const double first = bursts.front().start_s;
+    const double last = bursts[bursts.size() - 2].start_s;
+    const double true_period = (last - first) / (bursts.size() / 2 - 1);
+    const auto got = EstimatePeriodAtAnyScale(bursts);
+    ASSERT_TRUE(got.has_value()) << "seed " << seed;
+    EXPECT_NEAR(got->period_s, true_period, 0.02 * true_period)
+        << "seed " << seed;
+    EXPECT_TRUE(got->whole_exchanges);
+  }
+}
+
 // Four workers contend for one PS: each pulls the same 600 kB every step,
 // at a phase of its step that varies by a third of the step. No comb lines
 // the pulls up; their bytes over the bytes of one step still count the
