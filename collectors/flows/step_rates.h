@@ -21,9 +21,8 @@ struct StepRateSettings {
   // `short_window_s`, which counts only when a comb, or the count of a
   // train of whole exchanges, finds at least `short_window_cycles` periods
   // in it (so a rate that changes is followed within seconds), then at
-  // least `min_window_s`, doubling up to
-  // `max_window_s` (slow steps); at least `short_window_bursts`, then
-  // `min_bursts` bursts.
+  // least `min_window_s`, doubling up to `max_window_s` (slow steps); at
+  // least `short_window_bursts`, then `min_bursts` bursts.
   double short_window_s = 12;
   int short_window_cycles = 4;
   size_t short_window_bursts = 8;
