@@ -1,5 +1,6 @@
 #include "exporter/exporter.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -42,6 +43,20 @@ ProcessUsage ReadSelfUsage() {
   usage.resident_bytes =
       rss_pages * static_cast<double>(::sysconf(_SC_PAGESIZE));
   return usage;
+}
+
+// What glibc's malloc holds, over all its arenas. RSS alone cannot tell a
+// leak (live bytes that grow) from freed memory the allocator keeps in
+// partly used pages; these two can.
+struct HeapUsage {
+  double in_use_bytes = 0;  // handed out to live objects, mmapped chunks too
+  double free_bytes = 0;    // free in the arenas, not given back to the kernel
+};
+
+HeapUsage ReadHeapUsage() {
+  const struct mallinfo2 info = mallinfo2();
+  return {static_cast<double>(info.uordblks + info.hblkhd),
+          static_cast<double>(info.fordblks)};
 }
 
 }  // namespace
@@ -143,6 +158,19 @@ void Exporter::AppendSelfFamilies(
                 "Resident memory of the agent process, in bytes.",
                 MetricType::Gauge)
       .Add({}, usage.resident_bytes)
+      .MoveInto(out);
+  const HeapUsage heap = ReadHeapUsage();
+  FamilyBuilder("trainscope_agent_heap_in_use_bytes",
+                "Bytes the agent's allocator (glibc malloc) has handed out "
+                "to live objects, in all arenas and mmapped chunks.",
+                MetricType::Gauge)
+      .Add({}, heap.in_use_bytes)
+      .MoveInto(out);
+  FamilyBuilder("trainscope_agent_heap_free_bytes",
+                "Bytes free in the allocator's arenas that it keeps rather "
+                "than return to the kernel (resident once touched).",
+                MetricType::Gauge)
+      .Add({}, heap.free_bytes)
       .MoveInto(out);
 }
 

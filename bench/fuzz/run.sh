@@ -38,10 +38,11 @@ out_dir=$build_dir/fuzz-campaign
 
 campaign() {
   local name=$1 work=$out_dir/$1
-  # The seeds of the ctest fuzz.<name> (corpus/<name> and fixture trees).
+  # The seeds of the ctest fuzz.<name> (corpus/<name> and fixture trees);
+  # ctest prints every argument in double quotes, which are not part of it.
   local seeds
   seeds=$(ctest --test-dir "$build_dir" -N -V -R "^fuzz\.$name\$" 2>/dev/null |
-    sed -n 's/.*Test command: //p' | cut -d' ' -f6-)
+    sed -n 's/.*Test command: //p' | cut -d' ' -f6- | tr -d '"')
   local start rc=0
   start=$(date +%s)
   # shellcheck disable=SC2086

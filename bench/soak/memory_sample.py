@@ -17,6 +17,7 @@ import argparse
 import http.client
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -69,24 +70,35 @@ def cgroup_sample(cg, v2):
             read_int(f"{cg}/memory.failcnt") or 0)
 
 
-def sample(a, now):
+def unlabelled(metrics, name):
+    """The value of the unlabelled sample `name` in a /metrics body."""
+    m = re.search(rf"^{name} (\S+)$", metrics or "", re.MULTILINE)
+    return float(m.group(1)) if m else None
+
+
+def sample(a, now, metrics):
     usage, peak, oom, oom_kill, hits = cgroup_sample(a.cgroup, a.v2)
     s = {"t": round(now - a.started, 1), "rss": rss_bytes(a.pid),
+         "heap_in_use": unlabelled(metrics, "trainscope_agent_heap_in_use_bytes"),
+         "heap_free": unlabelled(metrics, "trainscope_agent_heap_free_bytes"),
          "cgroup_usage": usage, "cgroup_peak": peak, "oom": oom,
          "oom_kill": oom_kill, "limit_hits": hits}
     print(f"t={s['t']:7.0f}s rss={s['rss'] / 2**20:6.1f} MiB "
+          f"heap={(s['heap_in_use'] or 0) / 2**20:5.1f}"
+          f"+{(s['heap_free'] or 0) / 2**20:4.1f} MiB "
           f"cgroup={(usage or 0) / 2**20:6.1f} MiB oom={oom} "
           f"oom_kill={oom_kill}", file=sys.stderr, flush=True)
     return s
 
 
 def get(host, port, path):
+    """(ok, body) of GET path."""
     conn = http.client.HTTPConnection(host, port, timeout=10)
     try:
         conn.request("GET", path)
         resp = conn.getresponse()
-        resp.read()
-        return resp.status == 200
+        body = resp.read()
+        return resp.status == 200, body.decode(errors="replace")
     finally:
         conn.close()
 
@@ -117,6 +129,11 @@ def print_summary(s):
         ("RSS max", f"{(s['rss_max_bytes'] or 0) / m:.1f} MiB"),
         (f"RSS slope, last {s['rss_slope_window_s'] / 60:.0f} min",
          f"{s['rss_slope_last_30min_bytes_per_h'] / 1024:.0f} KiB/h"),
+        ("heap in use / kept free, end",
+         f"{(s['heap_in_use_end_bytes'] or 0) / m:.1f} / "
+         f"{(s['heap_free_end_bytes'] or 0) / m:.1f} MiB"),
+        (f"heap in use slope, last {s['rss_slope_window_s'] / 60:.0f} min",
+         f"{s['heap_in_use_slope_last_30min_bytes_per_h'] / 1024:.0f} KiB/h"),
         ("cgroup usage max", f"{peak / m:.1f} MiB of "
          f"{s['limit_bytes'] / m:.0f} MiB"),
         ("oom / oom_kill", f"{s['oom_events']} / {s['oom_kill_events']}"),
@@ -158,22 +175,30 @@ def main():
         if not os.path.exists(f"/proc/{a.pid}"):
             print("memory_sample: the agent exited", file=sys.stderr)
             break
+        metrics = None
         for path in ("/metrics", "/api/v1/report"):
             try:
                 scrapes += 1
-                if not get(host, port, path):
+                ok, body = get(host, port, path)
+                if not ok:
                     failed += 1
+                elif path == "/metrics":
+                    metrics = body
             except OSError:
                 failed += 1
         now = time.time()
         if now >= next_sample:
-            samples.append(sample(a, now))
+            samples.append(sample(a, now, metrics))
             next_sample += a.sample_interval
         time.sleep(max(0.0, a.scrape_interval - (time.time() - now)))
     # The last point at the very end, so "end" means the end of the run.
     if os.path.exists(f"/proc/{a.pid}") and \
             (not samples or time.time() - a.started - samples[-1]["t"] > 5):
-        samples.append(sample(a, time.time()))
+        try:
+            metrics = get(host, port, "/metrics")[1]
+        except OSError:
+            metrics = None
+        samples.append(sample(a, time.time(), metrics))
 
     alive = os.path.exists(f"/proc/{a.pid}")
     full_at = a.interval * a.history
@@ -181,6 +206,8 @@ def main():
     end_t = samples[-1]["t"] if samples else 0
     window = min(1800.0, end_t / 2)
     tail = [(s["t"], s["rss"]) for s in samples if s["t"] >= end_t - window]
+    heap_tail = [(s["t"], s["heap_in_use"]) for s in samples
+                 if s["t"] >= end_t - window and s["heap_in_use"] is not None]
     usages = [s["cgroup_usage"] or 0 for s in samples]
     peaks = [s["cgroup_peak"] or 0 for s in samples]
     summary = {
@@ -199,6 +226,10 @@ def main():
         "limit_hits": max((s["limit_hits"] for s in samples), default=0),
         "rss_slope_window_s": window,
         "rss_slope_last_30min_bytes_per_h": round(slope_per_hour(tail)),
+        "heap_in_use_end_bytes": samples[-1]["heap_in_use"] if samples else None,
+        "heap_free_end_bytes": samples[-1]["heap_free"] if samples else None,
+        "heap_in_use_slope_last_30min_bytes_per_h":
+            round(slope_per_hour(heap_tail)),
         "scrapes": scrapes,
         "scrapes_failed": failed,
     }

@@ -118,18 +118,23 @@ Status ContinuousProfiler::Update(const PodList& pods) {
   if (bpf_off_) {
     if (Status s = DrainInto(*bpf_off_, true, now, &waits); !s.ok()) return s;
   }
+  ForgetProcesses(now);
+  std::lock_guard lock(mu_);
+  window_.Add(now, drain);
+  if (bpf_off_) waits_.Add(now, waits);
+  return Status::Ok();
+}
+
+void ContinuousProfiler::ForgetProcesses(Clock::time_point now) {
   for (auto it = captured_.begin(); it != captured_.end();) {
-    if (now - it->second > kForget) {
+    const bool pod_left = !targeted_uids_.count(it->second.pod_uid);
+    if (pod_left || now - it->second.at > kForget) {
       symbolizer_.ForgetMaps(it->first);
       it = captured_.erase(it);
     } else {
       ++it;
     }
   }
-  std::lock_guard lock(mu_);
-  window_.Add(now, drain);
-  if (bpf_off_) waits_.Add(now, waits);
-  return Status::Ok();
 }
 
 Status ContinuousProfiler::DrainInto(
@@ -145,9 +150,9 @@ Status ContinuousProfiler::DrainInto(
       continue;
     }
     auto seen = captured_.find(raw.tgid);
-    if (seen == captured_.end() || now - seen->second > kRecapture) {
+    if (seen == captured_.end() || now - seen->second.at > kRecapture) {
       symbolizer_.CaptureMaps(raw.tgid);
-      captured_[raw.tgid] = now;
+      captured_[raw.tgid] = {now, pod->second};
     }
     std::string site = LeafFunction(raw);
     if (offcpu) {

@@ -35,6 +35,9 @@ class ContinuousProfiler {
   // valued in nanoseconds; empty unless options().offcpu.
   TopFunctionWindow::Top TopWaitsOf(const std::string& pod_uid, size_t n);
   const ContinuousOptions& options() const { return options_; }
+  // The symbol cache of the processes it has seen (not thread-safe: call
+  // between updates).
+  Symbolizer::Stats symbol_cache() const { return symbolizer_.stats(); }
 
  private:
   Status Retarget(const PodList& pods);
@@ -55,9 +58,15 @@ class ContinuousProfiler {
   std::set<std::string> targeted_uids_;
   bool unknown_cgroup_seen_ = false;
   int cycles_since_retarget_ = 0;
-  // tgid -> when its maps were read: re-read every minute (new libraries),
-  // forgotten when the process stops showing up.
-  std::map<uint32_t, std::chrono::steady_clock::time_point> captured_;
+  // tgid -> when its maps were read and its pod: re-read every minute (new
+  // libraries), forgotten when the process stops showing up or its pod
+  // leaves (with the symbols of files no other process maps).
+  struct Captured {
+    std::chrono::steady_clock::time_point at;
+    std::string pod_uid;
+  };
+  std::map<uint32_t, Captured> captured_;
+  void ForgetProcesses(std::chrono::steady_clock::time_point now);
   std::mutex mu_;  // guards window_
   TopFunctionWindow window_;
   TopFunctionWindow waits_;

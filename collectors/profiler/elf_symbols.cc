@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 #include "trainscope/unique_fd.h"
 
@@ -164,8 +165,10 @@ std::shared_ptr<ElfSymbols> ElfSymbols::FromElf(Elf* elf) {
     }
   }
   auto add = [&out](uint64_t address, uint64_t size, const char* name) {
-    out->symbols_.push_back({address, size, name});
-    out->bytes_ += sizeof(Symbol) + std::strlen(name);
+    const size_t offset = out->names_.size();
+    if (offset > std::numeric_limits<uint32_t>::max()) return;
+    out->names_.append(name).push_back('\0');
+    out->symbols_.push_back({address, size, static_cast<uint32_t>(offset)});
   };
   // .symtab has the local (static) functions too; .dynsym is what a
   // stripped binary keeps.
@@ -177,6 +180,10 @@ std::shared_ptr<ElfSymbols> ElfSymbols::FromElf(Elf* elf) {
               return a.address != b.address ? a.address < b.address
                                             : a.size > b.size;
             });
+  out->symbols_.shrink_to_fit();
+  out->names_.shrink_to_fit();
+  out->bytes_ =
+      out->symbols_.capacity() * sizeof(Symbol) + out->names_.capacity();
   return out;
 }
 
@@ -190,7 +197,7 @@ bool ElfSymbols::OffsetToAddress(uint64_t offset, uint64_t* address) const {
   return false;
 }
 
-const std::string* ElfSymbols::Lookup(uint64_t address) const {
+const char* ElfSymbols::Lookup(uint64_t address) const {
   auto it = std::upper_bound(
       symbols_.begin(), symbols_.end(), address,
       [](uint64_t addr, const Symbol& s) { return addr < s.address; });
@@ -198,7 +205,7 @@ const std::string* ElfSymbols::Lookup(uint64_t address) const {
   --it;
   // A zero-size symbol (hand-written assembly) covers up to the next one.
   if (it->size != 0 && address >= it->address + it->size) return nullptr;
-  return &it->name;
+  return names_.c_str() + it->name;
 }
 
 std::string Demangle(const std::string& name) {

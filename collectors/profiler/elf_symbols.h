@@ -31,9 +31,10 @@ class ElfSymbols {
   // The virtual address (as symbols use it) of file offset `offset`, from
   // the PT_LOAD segment holding it; false when none does.
   bool OffsetToAddress(uint64_t offset, uint64_t* address) const;
-  // The raw (mangled) name of the function containing `address`; null when
-  // none does (stripped binary, or outside every symbol).
-  const std::string* Lookup(uint64_t address) const;
+  // The raw (mangled) name of the function containing `address`, valid as
+  // long as this table; null when none does (stripped binary, or outside
+  // every symbol).
+  const char* Lookup(uint64_t address) const;
   size_t size() const { return symbols_.size(); }
   // Rough heap bytes, for the cache's bound.
   size_t bytes() const { return bytes_; }
@@ -43,7 +44,7 @@ class ElfSymbols {
   struct Symbol {
     uint64_t address;
     uint64_t size;
-    std::string name;
+    uint32_t name;  // offset of its NUL-terminated name in names_
   };
   struct Segment {
     uint64_t offset;
@@ -52,6 +53,10 @@ class ElfSymbols {
   };
   std::string build_id_;
   std::vector<Symbol> symbols_;  // sorted by address
+  // Every name in one block rather than a string each (a library has
+  // thousands): 24 bytes a symbol instead of 48, and no heap chunk per name
+  // longer than 15 characters, which most mangled names are.
+  std::string names_;
   std::vector<Segment> segments_;
   size_t bytes_ = 0;
 };

@@ -135,8 +135,8 @@ Frame Symbolizer::UserFrame(uint32_t pid, const ProcessMaps& process,
                                                    : FileSymbols(pid, *map);
     if (symbols) {
       if (symbols->OffsetToAddress(file_offset, &elf_address)) {
-        if (const std::string* name = symbols->Lookup(elf_address)) {
-          f.function = Demangle(*name);
+        if (const char* name = symbols->Lookup(elf_address)) {
+          f.function = Demangle(name);
           f.resolved = true;
           return f;
         }
@@ -148,8 +148,8 @@ Frame Symbolizer::UserFrame(uint32_t pid, const ProcessMaps& process,
     if (auto vdso = ElfSymbols::Vdso()) {
       uint64_t vaddr = 0;
       if (vdso->OffsetToAddress(file_offset, &vaddr)) {
-        if (const std::string* name = vdso->Lookup(vaddr)) {
-          f.function = *name;
+        if (const char* name = vdso->Lookup(vaddr)) {
+          f.function = name;
           f.resolved = true;
           return f;
         }

@@ -27,6 +27,7 @@ bool Volatile(const std::string& line) {
       "trainscope_render_duration_seconds",
       "trainscope_scrapes_total",
       "trainscope_http_",
+      "trainscope_agent_heap_",
       "process_",
   };
   std::string name = line;

@@ -23,6 +23,17 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
+// Sanitizer builds (the agent is built with the tests) replace glibc's
+// malloc, whose arenas then hold next to nothing.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitizerAllocator = true;
+#elif defined(__has_feature)
+constexpr bool kSanitizerAllocator =
+    __has_feature(address_sanitizer) || __has_feature(thread_sanitizer);
+#else
+constexpr bool kSanitizerAllocator = false;
+#endif
+
 nlohmann::json PodJson(const KernelPod& pod, const std::string& name) {
   return {{"metadata",
            {{"name", name},
@@ -148,6 +159,16 @@ TEST_F(KernelAgentTest, CpuAndMemoryMatchTheKernelAndDeletedPodsVanish) {
     RecordProperty("rss_mib", std::to_string(*rss / (1 << 20)));
     std::cout << "agent: " << *cpu / *cycles * 1000 << " ms CPU per cycle, "
               << *rss / (1 << 20) << " MiB RSS\n";
+  }
+
+  // The allocator's view of the same process: live bytes fit inside RSS.
+  auto heap_in_use = Unlabelled(*metrics, "trainscope_agent_heap_in_use_bytes");
+  auto heap_free = Unlabelled(*metrics, "trainscope_agent_heap_free_bytes");
+  ASSERT_TRUE(heap_in_use && heap_free && rss) << *metrics;
+  EXPECT_LE(*heap_in_use, *rss);
+  EXPECT_GE(*heap_free, 0);
+  if (!kSanitizerAllocator) {
+    EXPECT_GT(*heap_in_use, 64 << 10);
   }
 
   // Remove the holder from discovery: its series are gone at the next scrape
