@@ -16,6 +16,11 @@ function(trainscope_test name)
   target_compile_definitions(
     ${name} PRIVATE TRAINSCOPE_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
                     TRAINSCOPE_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  # A test that judges time or memory use skips under TSan (5-15x slower,
+  # its own allocator): there it would judge the sanitizer, not the code.
+  if(TRAINSCOPE_SANITIZE MATCHES "thread")
+    target_compile_definitions(${name} PRIVATE TRAINSCOPE_TEST_UNDER_TSAN=1)
+  endif()
   set(props TIMEOUT ${T_TIMEOUT})
   if("privileged" IN_LIST T_LABELS)
     list(APPEND props RUN_SERIAL TRUE)

@@ -85,7 +85,14 @@ std::optional<double> ParseBandwidthAnnotation(std::string_view text) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   const auto bits_per_second = ParseQuantity(text);
-  if (!bits_per_second || *bits_per_second <= 0) return std::nullopt;
+  // The kubelet refuses these annotations outside 1 kbit/s .. 1 Pbit/s
+  // ("unreasonably small/large"), so no pod is shaped by one. A tiny
+  // positive value must not become 0 bytes/s either (found by
+  // fuzz.quantity: "2e-323" / 8 underflowed to 0).
+  if (!bits_per_second || *bits_per_second < kMinBandwidthBitsPerSecond ||
+      *bits_per_second > kMaxBandwidthBitsPerSecond) {
+    return std::nullopt;
+  }
   return *bits_per_second / 8;
 }
 

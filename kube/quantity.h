@@ -19,7 +19,10 @@ inline constexpr std::string_view kEgressBandwidthAnnotation =
 
 // One of those annotations (a quantity in bits per second, as the plugin
 // reads it: "10M" = 10 Mbit/s, "1Gi" = 2^30 bit/s; surrounding spaces
-// allowed) in bytes per second. Empty when the text is no positive quantity.
+// allowed) in bytes per second. Empty when the text is no quantity or one
+// the kubelet refuses: outside 1k .. 1P bits per second.
+inline constexpr double kMinBandwidthBitsPerSecond = 1e3;
+inline constexpr double kMaxBandwidthBitsPerSecond = 1e15;
 std::optional<double> ParseBandwidthAnnotation(std::string_view text);
 
 }  // namespace trainscope

@@ -165,6 +165,10 @@ TEST_F(HttpStarvationTest, OversizedHeadersAreRefused) {
 }
 
 TEST_F(HttpStarvationTest, ConnectionsBeyondTheLimitAreClosedAtOnce) {
+#ifdef TRAINSCOPE_TEST_UNDER_TSAN
+  GTEST_SKIP() << "the excess connection must close within 1 s: under TSan's "
+                  "slowdown the clock decides, not the server";
+#endif
   StartServer(HttpLimits{.max_connections = 50,
                          .max_connections_per_ip = 0,
                          .timeout = seconds(60)});

@@ -91,7 +91,13 @@ INSTANTIATE_TEST_SUITE_P(
         BandwidthCase{"", std::nullopt}, BandwidthCase{"fast", std::nullopt},
         BandwidthCase{"10X", std::nullopt}, BandwidthCase{"0", std::nullopt},
         BandwidthCase{"1.2.3M", std::nullopt},
-        BandwidthCase{"-10M", std::nullopt}, BandwidthCase{"1e7", 1.25e6}));
+        BandwidthCase{"-10M", std::nullopt}, BandwidthCase{"1e7", 1.25e6},
+        // The kubelet's bounds: 1 kbit/s to 1 Pbit/s.
+        BandwidthCase{"1k", 125}, BandwidthCase{"0.5k", std::nullopt},
+        BandwidthCase{"1P", 1.25e14}, BandwidthCase{"2P", std::nullopt},
+        BandwidthCase{"1Pi", std::nullopt},
+        // Found by fuzz.quantity: positive, but 0 bytes/s once divided.
+        BandwidthCase{"2e-323", std::nullopt}));
 
 }  // namespace
 }  // namespace trainscope

@@ -93,6 +93,10 @@ TEST_F(JobKindsPrivilegedTest, RingAllreduceMovesChunksToTheNextRankOnly) {
 // ps_sync: a slow worker (0.05 cores, 20 ms compute) holds every worker to
 // its pace; the chief and evaluator exchange with the PS.
 TEST_F(JobKindsPrivilegedTest, SyncPsWorkersWaitForTheSlowest) {
+#ifdef TRAINSCOPE_TEST_UNDER_TSAN
+  GTEST_SKIP() << "counts the steps that fit in 5 s: under TSan's slowdown the "
+                  "clock decides, not the pacing";
+#endif
   json t = Run(R"({"name": "sync", "duration_s": 5, "interval_s": 1,
     "jobs": [{"name": "sp", "kind": "ps_sync", "ps": 2, "workers": 3,
               "chief": 1, "evaluator": 1, "step_ms": 50, "compute_ms": 20,

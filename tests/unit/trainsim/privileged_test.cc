@@ -222,6 +222,10 @@ TEST_F(TrainsimPrivilegedTest, NodeCgroupsNetworkFaultsAndApi) {
 
 // memory_fill, cpu_hog and input_read act on the pods' cgroups for real.
 TEST_F(TrainsimPrivilegedTest, FaultsReachTheKernel) {
+#ifdef TRAINSCOPE_TEST_UNDER_TSAN
+  GTEST_SKIP() << "a memory-hog pod must touch half its limit in time: under "
+                  "TSan its allocator and slowdown decide";
+#endif
   std::ofstream(scenario_path_) << R"({"name": "faults", "duration_s": 10,
     "jobs": [{"name": "fk", "ps": 1, "workers": 2, "step_ms": 100, "compute_ms": 5,
       "variables": [{"name": "w", "bytes": 50000}],
