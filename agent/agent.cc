@@ -221,7 +221,10 @@ void Agent::AddProfileEvidence(nlohmann::json& diagnosis) const {
   }
   const std::string ns = diagnosis.value("namespace", "");
   const std::string pod = diagnosis.value("pod", "");
-  for (const PodInfo& p : *pods_.Get()) {
+  // Held for the loop: a range-for over `*pods_.Get()` drops the temporary
+  // pointer first, and discovery may free the list meanwhile (TSan).
+  const std::shared_ptr<const PodList> pods = pods_.Get();
+  for (const PodInfo& p : *pods) {
     if (p.namespace_name != ns || p.name != pod) continue;
     nlohmann::json top = TopFunctionsEvidence(continuous_->TopOf(p.uid, 5));
     if (!top.is_null()) {

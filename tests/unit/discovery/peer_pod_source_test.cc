@@ -191,7 +191,9 @@ TEST(PeerPodSourceTest, AutoSelectorsFindTrainingPodsOnly) {
                                                    "training/ctr-ps-0",
                                                    "training/ctr-worker-0"};
   }));
-  for (const auto& pod : *table.Get()) {
+  // Held: the source's thread may replace (and free) the list meanwhile.
+  const auto pods = table.Get();
+  for (const auto& pod : *pods) {
     SCOPED_TRACE(pod.name);
     EXPECT_TRUE(pod.labels.empty());
     EXPECT_TRUE(pod.annotations.empty());
