@@ -21,6 +21,11 @@ function(trainscope_test name)
   if(TRAINSCOPE_SANITIZE MATCHES "thread")
     target_compile_definitions(${name} PRIVATE TRAINSCOPE_TEST_UNDER_TSAN=1)
   endif()
+  # ASan and TSan replace glibc's malloc (whose own figures then say little).
+  if(TRAINSCOPE_SANITIZE MATCHES "address|thread")
+    target_compile_definitions(${name} PRIVATE
+                               TRAINSCOPE_TEST_SANITIZER_ALLOCATOR=1)
+  endif()
   set(props TIMEOUT ${T_TIMEOUT})
   if("privileged" IN_LIST T_LABELS)
     list(APPEND props RUN_SERIAL TRUE)

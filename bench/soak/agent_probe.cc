@@ -5,7 +5,6 @@
 #include <linux/bpf.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -157,19 +156,6 @@ SeriesCount CountSeries(const std::string& metrics,
     }
   }
   return c;
-}
-
-std::optional<double> UnlabelledValue(const std::string& metrics,
-                                      const std::string& name) {
-  const std::string prefix = name + " ";
-  std::istringstream in(metrics);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(prefix, 0) != 0) continue;
-    char* end = nullptr;
-    const double v = std::strtod(line.c_str() + prefix.size(), &end);
-    if (end != line.c_str() + prefix.size()) return v;
-  }
-  return std::nullopt;
 }
 
 std::optional<std::string> HttpGet(int port, const std::string& path) {

@@ -49,10 +49,6 @@ struct SeriesCount {
 SeriesCount CountSeries(const std::string& metrics,
                         const std::set<std::string>& gone);
 
-// The value of an unlabelled sample `name` in a /metrics body.
-std::optional<double> UnlabelledValue(const std::string& metrics,
-                                      const std::string& name);
-
 // GET http://127.0.0.1:port/path; nullopt unless the answer is 200.
 std::optional<std::string> HttpGet(int port, const std::string& path);
 

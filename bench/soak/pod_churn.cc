@@ -32,6 +32,7 @@
 #include "agents.h"
 #include "churn_pods.h"
 #include "exec.h"
+#include "exposition.h"
 #include "fake_apiserver.h"
 #include "layout.h"
 #include "peer_netns.h"
@@ -155,10 +156,11 @@ class ChurnRun {
     s.examples = c.examples;
     s.usage = *usage;
     s.heap_in_use =
-        UnlabelledValue(*metrics, "trainscope_agent_heap_in_use_bytes")
+        testing::MetricValue(*metrics, "trainscope_agent_heap_in_use_bytes", {})
             .value_or(-1);
-    s.heap_free = UnlabelledValue(*metrics, "trainscope_agent_heap_free_bytes")
-                      .value_or(-1);
+    s.heap_free =
+        testing::MetricValue(*metrics, "trainscope_agent_heap_free_bytes", {})
+            .value_or(-1);
     s.maps = AgentBpfMaps(agent_);
     return s;
   }

@@ -41,6 +41,7 @@ class ContinuousProfiler {
 
  private:
   Status Retarget(const PodList& pods);
+  void ForgetProcesses(std::chrono::steady_clock::time_point now);
   std::string LeafFunction(const RawStackCount& raw);
   // Drains one object into pod uid -> site -> value.
   Status DrainInto(ProfilerBpf& bpf, bool offcpu,
@@ -66,7 +67,6 @@ class ContinuousProfiler {
     std::string pod_uid;
   };
   std::map<uint32_t, Captured> captured_;
-  void ForgetProcesses(std::chrono::steady_clock::time_point now);
   std::mutex mu_;  // guards window_
   TopFunctionWindow window_;
   TopFunctionWindow waits_;

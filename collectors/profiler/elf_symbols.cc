@@ -182,8 +182,6 @@ std::shared_ptr<ElfSymbols> ElfSymbols::FromElf(Elf* elf) {
             });
   out->symbols_.shrink_to_fit();
   out->names_.shrink_to_fit();
-  out->bytes_ =
-      out->symbols_.capacity() * sizeof(Symbol) + out->names_.capacity();
   return out;
 }
 

@@ -36,8 +36,10 @@ class ElfSymbols {
   // every symbol).
   const char* Lookup(uint64_t address) const;
   size_t size() const { return symbols_.size(); }
-  // Rough heap bytes, for the cache's bound.
-  size_t bytes() const { return bytes_; }
+  // Heap bytes of the table, for the cache's bound.
+  size_t bytes() const {
+    return symbols_.capacity() * sizeof(Symbol) + names_.capacity();
+  }
 
  private:
   static std::shared_ptr<ElfSymbols> FromElf(Elf* elf);
@@ -58,7 +60,6 @@ class ElfSymbols {
   // longer than 15 characters, which most mangled names are.
   std::string names_;
   std::vector<Segment> segments_;
-  size_t bytes_ = 0;
 };
 
 // abi::__cxa_demangle, or `name` unchanged when it is not a C++ name.

@@ -250,22 +250,6 @@ std::optional<int> ChildProcess::Wait(std::chrono::milliseconds deadline) {
   return WaitPid(pid_, &reaped_, deadline);
 }
 
-std::optional<double> MetricValue(const std::string& exposition,
-                                  const std::string& metric,
-                                  const std::vector<std::string>& labels) {
-  std::istringstream in(exposition);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(metric + "{", 0) != 0 && line.rfind(metric + " ", 0) != 0) {
-      continue;
-    }
-    bool all = true;
-    for (const auto& l : labels) all = all && line.find(l) != std::string::npos;
-    if (all) return std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return std::nullopt;
-}
-
 void WaitSamplerCycles(int port, int more) {
   std::optional<double> start;
   for (int i = 0; i < 80; ++i) {

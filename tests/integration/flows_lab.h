@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "exposition.h"
 #include "kernel_pod.h"
 
 namespace trainscope::testing {
@@ -115,12 +116,6 @@ class ChildProcess {
 
 // Reads a whole file ("" when missing).
 std::string Slurp(const std::string& path);
-
-// The value of `metric{...}` on the line that carries every `labels`
-// fragment (e.g. "pod=\"a\""), if present.
-std::optional<double> MetricValue(const std::string& exposition,
-                                  const std::string& metric,
-                                  const std::vector<std::string>& labels);
 
 // Waits (at most 8 s) until the agent on `port` has completed `more`
 // sampling cycles past the current one: pods reach the BPF map (and pod

@@ -23,13 +23,10 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-// Sanitizer builds (the agent is built with the tests) replace glibc's
-// malloc, whose arenas then hold next to nothing.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// The agent is built like the tests: in an ASan or TSan build glibc's
+// malloc is replaced, and its arenas hold next to nothing.
+#ifdef TRAINSCOPE_TEST_SANITIZER_ALLOCATOR
 constexpr bool kSanitizerAllocator = true;
-#elif defined(__has_feature)
-constexpr bool kSanitizerAllocator =
-    __has_feature(address_sanitizer) || __has_feature(thread_sanitizer);
 #else
 constexpr bool kSanitizerAllocator = false;
 #endif
@@ -166,7 +163,6 @@ TEST_F(KernelAgentTest, CpuAndMemoryMatchTheKernelAndDeletedPodsVanish) {
   auto heap_free = Unlabelled(*metrics, "trainscope_agent_heap_free_bytes");
   ASSERT_TRUE(heap_in_use && heap_free && rss) << *metrics;
   EXPECT_LE(*heap_in_use, *rss);
-  EXPECT_GE(*heap_free, 0);
   if (!kSanitizerAllocator) {
     EXPECT_GT(*heap_in_use, 64 << 10);
   }
