@@ -34,15 +34,39 @@ std::string Agent::DiscoveryModeName() const {
 }
 
 Status Agent::Start() {
-  const DiscoveryConfig& discovery = config_.discovery;
-  if (config_.on_demand_profiler) {
-    profiler_ = std::make_shared<profiler::ProfilerService>(
-        *config_.on_demand_profiler);
-    if (config_.continuous_profiler) {
-      continuous_ = std::make_shared<profiler::ContinuousProfiler>(
-          *config_.continuous_profiler);
-    }
+  MakeProfilers();
+  // Bind before starting anything else: a taken port is the most common
+  // start-up error and must not leave threads behind.
+  if (Status bound = BindHttp(); !bound.ok()) return bound;
+  if (Status started = StartDiscovery(); !started.ok()) {
+    http_.reset();
+    return started;
   }
+  MakeSampler();
+  MakeExporter();
+  sampler_->Start();
+  http_->Start();
+  spdlog::info(
+      "[agent] node {} listening on {}://{}:{}, sampling every {}s, "
+      "discovery {}",
+      config_.node_name, config_.web.tls_enabled ? "https" : "http",
+      config_.listen_host, http_->port(), config_.interval_seconds,
+      DiscoveryModeName());
+  LogWebSecurity();
+  return Status::Ok();
+}
+
+void Agent::MakeProfilers() {
+  if (!config_.on_demand_profiler) return;
+  profiler_ =
+      std::make_shared<profiler::ProfilerService>(*config_.on_demand_profiler);
+  if (config_.continuous_profiler) {
+    continuous_ = std::make_shared<profiler::ContinuousProfiler>(
+        *config_.continuous_profiler);
+  }
+}
+
+Status Agent::BindHttp() {
   http_ = std::make_unique<HttpServer>(
       HttpHandlers{
           .metrics = [this] { return exporter_->Render(); },
@@ -67,20 +91,18 @@ Status Agent::Start() {
               },
       },
       config_.http, config_.web);
-  // Bind before starting anything else: a taken port is the most common
-  // start-up error and must not leave threads behind.
-  if (Status bound = http_->Bind(config_.listen_host, config_.listen_port);
-      !bound.ok()) {
-    http_.reset();
-    return bound;
-  }
+  Status bound = http_->Bind(config_.listen_host, config_.listen_port);
+  if (!bound.ok()) http_.reset();
+  return bound;
+}
 
+Status Agent::StartDiscovery() {
+  const DiscoveryConfig& discovery = config_.discovery;
   Status made = Status::Ok();
   discovery_ = MakePodSource(discovery, config_.host, pods_, &made);
   if (!discovery_) return Status::Error("discovery: " + made.message());
   if (Status started = discovery_->Start(); !started.ok()) {
     discovery_.reset();
-    http_.reset();
     return Status::Error(std::string("discovery ") + DiscoveryModeName() +
                          ": " + started.message());
   }
@@ -92,10 +114,12 @@ Status Agent::Start() {
   if (!peer_started.ok()) {
     peer_discovery_.reset();
     discovery_.reset();  // stops its thread
-    http_.reset();
     return Status::Error("peer pods: " + peer_started.message());
   }
+  return Status::Ok();
+}
 
+void Agent::MakeSampler() {
   sampler_ = std::make_unique<Sampler>(
       MakeCollectors(config_, {profiler_, continuous_}), config_.host, pods_,
       history_,
@@ -109,6 +133,10 @@ Status Agent::Start() {
     diagnosis_->Update(history_.Window(
         std::min<size_t>(history_.capacity(), kDiagnosisHistorySamples)));
   });
+}
+
+// The collectors' sections in registry order, then the agent's own.
+std::vector<FamilySection> Agent::ExportSections() {
   std::vector<FamilySection> sections = CollectorSections();
   sections.push_back(PsShareSection(*diagnosis_));
   sections.push_back(
@@ -126,8 +154,12 @@ Status Agent::Start() {
       [this](const ExportContext&, std::vector<prometheus::MetricFamily>& out) {
         AppendHttpFamilies(http_->stats(), http_->limits(), out);
       });
+  return sections;
+}
+
+void Agent::MakeExporter() {
   exporter_ = std::make_unique<Exporter>(
-      history_, config_.node_name, std::move(sections),
+      history_, config_.node_name, ExportSections(),
       SelfStats{
           .discovery_mode = DiscoveryModeName(),
           .discovery = [this] { return discovery_->stats(); },
@@ -136,16 +168,6 @@ Status Agent::Start() {
           .sampler_cycles = [this] { return sampler_->cycles_total(); },
       },
       config_.pod_filter);
-  sampler_->Start();
-  http_->Start();
-  spdlog::info(
-      "[agent] node {} listening on {}://{}:{}, sampling every {}s, "
-      "discovery {}",
-      config_.node_name, config_.web.tls_enabled ? "https" : "http",
-      config_.listen_host, http_->port(), config_.interval_seconds,
-      DiscoveryModeName());
-  LogWebSecurity();
-  return Status::Ok();
 }
 
 // What --web-config-file turned on, and the one risky combination.

@@ -30,6 +30,14 @@ class Agent {
   int http_port() const { return http_ ? http_->port() : 0; }
 
  private:
+  // Start()'s steps, in order.
+  void MakeProfilers();
+  Status BindHttp();  // resets http_ when the port cannot be bound
+  // Pod discovery and the peer-pod watch; on error neither runs.
+  Status StartDiscovery();
+  void MakeSampler();  // with the diagnosis runner it calls after each cycle
+  std::vector<FamilySection> ExportSections();
+  void MakeExporter();
   // --discovery as its flag spells it (metric labels, logs).
   std::string DiscoveryModeName() const;
   bool Ready(std::string* why) const;

@@ -234,6 +234,77 @@ void AddPodNodes(nlohmann::json& report, const PodList& known) {
   }
 }
 
+namespace {
+
+void WriteDiagnosis(const nlohmann::json& d, std::ostringstream& out) {
+  char line[512];
+  // A node-level diagnosis names its node instead of a pod.
+  const std::string subject =
+      d.value("pod", "").empty()
+          ? "node/" + d.value("node", "")
+          : d.value("namespace", "") + "/" + d.value("pod", "");
+  std::snprintf(line, sizeof line, "%-9s %-31s %-29s %-21s %s\n",
+                d.value("severity", "").c_str(), d.value("kind", "").c_str(),
+                subject.c_str(), d.value("since", "").c_str(),
+                d.value("summary", "").c_str());
+  out << line;
+  const nlohmann::json ev = d.value("evidence", nlohmann::json::object());
+  if (ev.contains("cost_fraction") && ev.contains("expected_speedup")) {
+    std::snprintf(line, sizeof line,
+                  "          costs %.0f%% of the step; fixed, the job "
+                  "would run %.2fx as fast (%s)\n",
+                  ev.value("cost_fraction", 0.0) * 100,
+                  ev.value("expected_speedup", 1.0),
+                  ev.value("cost_model", "").c_str());
+    out << line;
+  }
+  // The scalar evidence on one line; nested evidence (per-PS shares) is in
+  // the jobs section below and in the JSON.
+  std::string evidence;
+  for (const auto& [key, value] : ev.items()) {
+    if (value.is_structured()) continue;
+    evidence += (evidence.empty() ? "" : ", ") + key + "=" +
+                (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  if (!evidence.empty()) out << "          evidence: " << evidence << "\n";
+  for (const auto& r : d.value("recommendations", nlohmann::json::array())) {
+    out << "          -> " << r.get<std::string>() << "\n";
+  }
+}
+
+void WriteJob(const nlohmann::json& job, std::ostringstream& out) {
+  out << "  " << job.value("namespace", "") << "/"
+      << job.value("training_job", "") << ": " << job["ps"].size() << " PS, "
+      << job["workers"].size() << " workers\n";
+  char line[256];
+  if (job.contains("steps_per_second")) {
+    std::snprintf(line, sizeof line,
+                  "    %.3g steps/s in all, %.3g per worker (%zu workers "
+                  "with a step rate)\n",
+                  job.value("steps_per_second", 0.0),
+                  job.value("steps_per_second_per_worker", 0.0),
+                  job["worker_steps_per_second"].size());
+    out << line;
+    for (const auto& [pod, rate] : job["worker_steps_per_second"].items()) {
+      std::snprintf(line, sizeof line, "    %-30s %.3g steps/s\n", pod.c_str(),
+                    rate.get<double>());
+      out << line;
+    }
+  }
+  for (const auto& pod :
+       job.value("workers_without_step_rate", nlohmann::json::array())) {
+    out << "    " << pod.get<std::string>()
+        << ": no clear step period in its traffic\n";
+  }
+  for (const auto& [pod, share] : job["ps_traffic_share"].items()) {
+    std::snprintf(line, sizeof line, "    %-30s PS traffic share %5.1f%%\n",
+                  pod.c_str(), share.get<double>() * 100);
+    out << line;
+  }
+}
+
+}  // namespace
+
 std::string ReportText(const nlohmann::json& report) {
   std::ostringstream out;
   out << "Trainscope report for node " << report.value("node", "?") << " at "
@@ -244,46 +315,7 @@ std::string ReportText(const nlohmann::json& report) {
   } else {
     out << "SEVERITY  KIND                            POD                    "
            "       SINCE                 SUMMARY\n";
-    for (const auto& d : diagnoses) {
-      char line[512];
-      // A node-level diagnosis names its node instead of a pod.
-      const std::string subject =
-          d.value("pod", "").empty()
-              ? "node/" + d.value("node", "")
-              : d.value("namespace", "") + "/" + d.value("pod", "");
-      std::snprintf(line, sizeof line, "%-9s %-31s %-29s %-21s %s\n",
-                    d.value("severity", "").c_str(),
-                    d.value("kind", "").c_str(), subject.c_str(),
-                    d.value("since", "").c_str(),
-                    d.value("summary", "").c_str());
-      out << line;
-      const nlohmann::json ev = d.value("evidence", nlohmann::json::object());
-      if (ev.contains("cost_fraction") && ev.contains("expected_speedup")) {
-        std::snprintf(line, sizeof line,
-                      "          costs %.0f%% of the step; fixed, the job "
-                      "would run %.2fx as fast (%s)\n",
-                      ev.value("cost_fraction", 0.0) * 100,
-                      ev.value("expected_speedup", 1.0),
-                      ev.value("cost_model", "").c_str());
-        out << line;
-      }
-      // The scalar evidence on one line; nested evidence (per-PS shares)
-      // is in the jobs section below and in the JSON.
-      std::string evidence;
-      const nlohmann::json fields =
-          d.value("evidence", nlohmann::json::object());
-      for (const auto& [key, value] : fields.items()) {
-        if (value.is_structured()) continue;
-        evidence +=
-            (evidence.empty() ? "" : ", ") + key + "=" +
-            (value.is_string() ? value.get<std::string>() : value.dump());
-      }
-      if (!evidence.empty()) out << "          evidence: " << evidence << "\n";
-      for (const auto& r :
-           d.value("recommendations", nlohmann::json::array())) {
-        out << "          -> " << r.get<std::string>() << "\n";
-      }
-    }
+    for (const auto& d : diagnoses) WriteDiagnosis(d, out);
   }
   for (const auto& m : report.value("missing_nodes", nlohmann::json::array())) {
     out << "\nWARNING: node " << m.value("node", "?")
@@ -293,37 +325,7 @@ std::string ReportText(const nlohmann::json& report) {
   }
   out << "\nTraining jobs:\n";
   if (report["jobs"].empty()) out << "  (no training pods recognised)\n";
-  for (const auto& job : report["jobs"]) {
-    out << "  " << job.value("namespace", "") << "/"
-        << job.value("training_job", "") << ": " << job["ps"].size() << " PS, "
-        << job["workers"].size() << " workers\n";
-    if (job.contains("steps_per_second")) {
-      char line[256];
-      std::snprintf(line, sizeof line,
-                    "    %.3g steps/s in all, %.3g per worker (%zu workers "
-                    "with a step rate)\n",
-                    job.value("steps_per_second", 0.0),
-                    job.value("steps_per_second_per_worker", 0.0),
-                    job["worker_steps_per_second"].size());
-      out << line;
-      for (const auto& [pod, rate] : job["worker_steps_per_second"].items()) {
-        std::snprintf(line, sizeof line, "    %-30s %.3g steps/s\n",
-                      pod.c_str(), rate.get<double>());
-        out << line;
-      }
-    }
-    for (const auto& pod :
-         job.value("workers_without_step_rate", nlohmann::json::array())) {
-      out << "    " << pod.get<std::string>()
-          << ": no clear step period in its traffic\n";
-    }
-    for (const auto& [pod, share] : job["ps_traffic_share"].items()) {
-      char line[256];
-      std::snprintf(line, sizeof line, "    %-30s PS traffic share %5.1f%%\n",
-                    pod.c_str(), share.get<double>() * 100);
-      out << line;
-    }
-  }
+  for (const auto& job : report["jobs"]) WriteJob(job, out);
   return out.str();
 }
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
-#include <functional>
 #include <utility>
 
 namespace trainscope::diagnosis {
@@ -22,49 +21,75 @@ std::string_view SeverityName(Severity severity) {
   return "warning";
 }
 
+namespace {
+
+// The registry: every detector in catalog order, with the settings it reads.
+// Adding a detector is its file plus one entry here.
+constexpr DetectorEntry kDetectors[] = {
+    {kHotParameterServer, DetectorScope::kWholeJob,
+     [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
+       DetectHotParameterServer(in, s.hot_ps, out);
+     }},
+    {kPsCpuSaturated, DetectorScope::kPodOrNode,
+     [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
+       DetectPsCpuSaturated(in, s.ps_cpu, out);
+     }},
+    {kStragglerWorker, DetectorScope::kWholeJob,
+     [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
+       DetectStragglerWorker(in, s.straggler, s, out);
+     }},
+    {kCpuThrottled, DetectorScope::kPodOrNode,
+     [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
+       DetectCpuThrottled(in, s.throttle, out);
+     }},
+    {kNetworkSaturated, DetectorScope::kPodOrNode,
+     [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
+       DetectNetworkSaturated(in, s.network, out);
+     }},
+    {kMemoryPressure, DetectorScope::kPodOrNode,
+     [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
+       DetectMemoryPressure(in, s.memory, out);
+     }},
+    {kInputIoBound, DetectorScope::kWholeJob,
+     [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
+       DetectInputIoBound(in, s.input_io, out);
+     }},
+    {kGpuUnderutilized, DetectorScope::kPodOrNode,
+     [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
+       DetectGpuUnderutilized(in, s.gpu, out);
+     }},
+    {kAllreduceStraggler, DetectorScope::kWholeJob,
+     [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
+       DetectAllreduceStraggler(in, s, out);
+     }},
+    {kAllreduceSlowLink, DetectorScope::kWholeJob,
+     [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
+       DetectAllreduceSlowLink(in, s.allreduce_link, out);
+     }},
+};
+
+}  // namespace
+
+std::span<const DetectorEntry> Detectors() { return kDetectors; }
+
+bool JudgesWholeJob(std::string_view kind) {
+  for (const DetectorEntry& d : kDetectors) {
+    if (d.kind == kind) return d.scope == DetectorScope::kWholeJob;
+  }
+  return false;
+}
+
 std::vector<Finding> RunDetectors(const DetectorInput& in,
                                   const DiagnosisSettings& settings) {
-  // The registry: adding a detector is its file plus one line here.
-  const std::pair<std::string_view, std::function<void(std::vector<Finding>&)>>
-      detectors[] = {
-          {kHotParameterServer,
-           [&](auto& out) {
-             DetectHotParameterServer(in, settings.hot_ps, out);
-           }},
-          {kPsCpuSaturated,
-           [&](auto& out) { DetectPsCpuSaturated(in, settings.ps_cpu, out); }},
-          {kStragglerWorker,
-           [&](auto& out) {
-             DetectStragglerWorker(in, settings.straggler, settings, out);
-           }},
-          {kCpuThrottled,
-           [&](auto& out) { DetectCpuThrottled(in, settings.throttle, out); }},
-          {kNetworkSaturated,
-           [&](auto& out) {
-             DetectNetworkSaturated(in, settings.network, out);
-           }},
-          {kMemoryPressure,
-           [&](auto& out) { DetectMemoryPressure(in, settings.memory, out); }},
-          {kInputIoBound,
-           [&](auto& out) { DetectInputIoBound(in, settings.input_io, out); }},
-          {kGpuUnderutilized,
-           [&](auto& out) { DetectGpuUnderutilized(in, settings.gpu, out); }},
-          {kAllreduceStraggler,
-           [&](auto& out) { DetectAllreduceStraggler(in, settings, out); }},
-          {kAllreduceSlowLink,
-           [&](auto& out) {
-             DetectAllreduceSlowLink(in, settings.allreduce_link, out);
-           }},
-      };
   std::vector<Finding> out;
-  for (const auto& [kind, detect] : detectors) {
+  for (const DetectorEntry& detector : kDetectors) {
     std::vector<Finding> found;
     try {
-      detect(found);
+      detector.detect(in, settings, found);
     } catch (const std::exception& e) {
       // One broken detector must not silence the others.
-      spdlog::error("[diagnosis] detector {} failed over {} pods: {}", kind,
-                    in.recent.pods.size(), e.what());
+      spdlog::error("[diagnosis] detector {} failed over {} pods: {}",
+                    detector.kind, in.recent.pods.size(), e.what());
       continue;
     }
     for (auto& f : found) out.push_back(std::move(f));

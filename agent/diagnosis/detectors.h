@@ -2,6 +2,8 @@
 
 #include <functional>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "diagnosis/diagnosis.h"
@@ -77,7 +79,23 @@ void DetectAllreduceSlowLink(const DetectorInput& in,
                              const AllreduceLinkSettings& s,
                              std::vector<Finding>& out);
 
-// The registry: every detector, in catalog order.
+// What a detector compares: the pods of a whole job with each other (it
+// needs the whole job in the window), or one pod or node on its own.
+enum class DetectorScope { kPodOrNode, kWholeJob };
+
+struct DetectorEntry {
+  std::string_view kind;
+  DetectorScope scope;
+  void (*detect)(const DetectorInput& in, const DiagnosisSettings& settings,
+                 std::vector<Finding>& out);
+};
+
+// The registry (detectors.cc): every detector, in catalog order. The kinds
+// trainsim's scenario files accept and JudgesWholeJob read it.
+std::span<const DetectorEntry> Detectors();
+
+// Runs every detector of the registry; one that throws is logged and
+// skipped.
 std::vector<Finding> RunDetectors(const DetectorInput& in,
                                   const DiagnosisSettings& settings);
 

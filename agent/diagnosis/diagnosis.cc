@@ -5,11 +5,6 @@
 #include "trainscope/time_format.h"
 
 namespace trainscope::diagnosis {
-bool JudgesWholeJob(std::string_view kind) {
-  return kind == kHotParameterServer || kind == kStragglerWorker ||
-         kind == kInputIoBound || kind == kAllreduceStraggler ||
-         kind == kAllreduceSlowLink;
-}
 
 std::string DiagnosisKey(const Diagnosis& d) {
   // A node-level diagnosis has no pod: its node tells it apart.

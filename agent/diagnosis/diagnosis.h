@@ -1,6 +1,5 @@
 #pragma once
 
-#include <array>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -22,14 +21,9 @@ inline constexpr std::string_view kInputIoBound = "input_io_bound";
 inline constexpr std::string_view kGpuUnderutilized = "gpu_underutilized";
 inline constexpr std::string_view kAllreduceStraggler = "allreduce_straggler";
 inline constexpr std::string_view kAllreduceSlowLink = "allreduce_slow_link";
-// Every kind, for readers that check a name (trainsim's scenario files).
-inline constexpr std::array<std::string_view, 10> kAllKinds = {
-    kHotParameterServer, kPsCpuSaturated,   kStragglerWorker, kCpuThrottled,
-    kNetworkSaturated,   kMemoryPressure,   kInputIoBound,    kGpuUnderutilized,
-    kAllreduceStraggler, kAllreduceSlowLink};
-
 // Kinds judged by comparing a job's pods with each other (their detectors
 // need the whole job in the window); the others judge one pod or one node.
+// From the detector registry (detectors.cc).
 bool JudgesWholeJob(std::string_view kind);
 
 enum class Severity { kInfo, kWarning, kCritical };

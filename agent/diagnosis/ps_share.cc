@@ -26,12 +26,91 @@ Role PeerRole(const WindowStats& stats, const std::string& peer) {
   return Role::kUnknown;
 }
 
+using JobId = std::pair<std::string, std::string>;  // namespace, job
+// Bytes/s per PS pod key, as the workers or the PS themselves see it.
+using PsBytes = std::map<std::string, double>;
+
+// A worker's exchange with its job's PS (a PS of another job, known
+// locally, is not this job's).
+void AddWorkerExchange(const WindowStats& stats, const std::string& key,
+                       const PodStats& pod, JobTraffic& job,
+                       PsBytes& from_workers) {
+  const auto& m = pod.meta;
+  double exchange = 0;
+  bool any = false;
+  for (const auto& [peer, rate] : pod.peer_rates) {
+    if (PeerRole(stats, peer) != Role::kPs) continue;
+    if (auto it = stats.pods.find(peer);
+        it != stats.pods.end() && !it->second.meta.training_job.empty() &&
+        it->second.meta.training_job != m.training_job) {
+      continue;
+    }
+    double bytes = rate.receive_bytes + rate.transmit_bytes;
+    from_workers[peer] += bytes;
+    job.worker_ps_links[key][peer] += bytes;
+    exchange += bytes;
+    any = true;
+  }
+  // Only workers seen talking to a PS (even at 0 bytes/s now) count: one
+  // whose flows show no PS at all tells nothing about its exchange.
+  if (any) job.worker_exchange[key] = exchange;
+}
+
+// A PS's traffic with everyone but other PS, as the PS sees it.
+void AddPsExchange(const WindowStats& stats, const std::string& key,
+                   const PodStats& pod, JobTraffic& job, PsBytes& from_ps) {
+  double own = 0;
+  for (const auto& [peer, rate] : pod.peer_rates) {
+    const Role peer_role = PeerRole(stats, peer);
+    if (peer_role == Role::kPs) continue;
+    own += rate.receive_bytes + rate.transmit_bytes;
+    if (peer_role == Role::kWorker || peer_role == Role::kMaster) {
+      job.ps_side_worker_exchange[peer] +=
+          rate.receive_bytes + rate.transmit_bytes;
+    }
+  }
+  if (!pod.peer_rates.empty()) from_ps[key] = own;
+}
+
+// PS of the job on other nodes, from the pod lists: the job's PS count is
+// the roster's, not only the PS this node happened to see.
+void AddRosterPs(const WindowStats& stats, const JobId& id, JobTraffic& job) {
+  const auto it = stats.job_ps.find(PodKey(id.first, id.second));
+  if (it == stats.job_ps.end()) return;
+  std::set<std::string> known(job.ps.begin(), job.ps.end());
+  for (const auto& ps : it->second) {
+    if (known.insert(ps).second) job.ps.push_back(ps);
+  }
+}
+
+// Each PS's share of the job's traffic; local PS the workers never reached
+// still count, with share 0.
+void ComputeShares(const JobId& id, const PsBytes& source, JobTraffic& job) {
+  for (const auto& [key, bytes] : source) job.total_bytes_per_second += bytes;
+  for (const auto& [key, bytes] : source) {
+    PsTraffic t{key, NameOf(key), bytes, 0};
+    if (job.total_bytes_per_second > 0) {
+      t.share = bytes / job.total_bytes_per_second;
+    }
+    job.ps_traffic.push_back(std::move(t));
+  }
+  std::set<std::string> seen;
+  for (const auto& t : job.ps_traffic) seen.insert(t.pod);
+  for (const auto& ps : job.ps) {
+    if (!seen.count(ps)) {
+      job.ps_traffic.push_back({PodKey(id.first, ps), ps, 0, 0});
+    }
+  }
+  std::sort(
+      job.ps_traffic.begin(), job.ps_traffic.end(),
+      [](const PsTraffic& a, const PsTraffic& b) { return a.pod < b.pod; });
+}
+
 }  // namespace
 
 std::vector<JobTraffic> ComputeJobTraffic(const WindowStats& stats) {
-  using JobId = std::pair<std::string, std::string>;
   std::map<JobId, JobTraffic> jobs;
-  std::map<JobId, std::map<std::string, double>> from_workers, from_ps;
+  std::map<JobId, PsBytes> from_workers, from_ps;
   for (const auto& [key, pod] : stats.pods) {
     const auto& m = pod.meta;
     if (m.training_job.empty()) continue;
@@ -39,83 +118,27 @@ std::vector<JobTraffic> ComputeJobTraffic(const WindowStats& stats) {
     JobTraffic& job = jobs[id];
     job.namespace_name = m.namespace_name;
     job.training_job = m.training_job;
-    if (m.role == Role::kPs) job.ps.push_back(m.pod);
-    if (IsWorkerRole(m.role)) job.workers.push_back(m.pod);
-    if (IsWorkerRole(m.role)) {
-      double exchange = 0;
-      bool any = false;
-      for (const auto& [peer, rate] : pod.peer_rates) {
-        if (PeerRole(stats, peer) != Role::kPs) continue;
-        // A PS of another job (known locally) is not this job's PS.
-        if (auto it = stats.pods.find(peer);
-            it != stats.pods.end() && !it->second.meta.training_job.empty() &&
-            it->second.meta.training_job != m.training_job) {
-          continue;
-        }
-        double bytes = rate.receive_bytes + rate.transmit_bytes;
-        from_workers[id][peer] += bytes;
-        job.worker_ps_links[key][peer] += bytes;
-        exchange += bytes;
-        any = true;
-      }
-      // Only workers seen talking to a PS (even at 0 bytes/s now) count:
-      // one whose flows show no PS at all tells nothing about its exchange.
-      if (any) job.worker_exchange[key] = exchange;
-    }
     if (m.role == Role::kPs) {
-      double own = 0;
-      for (const auto& [peer, rate] : pod.peer_rates) {
-        const Role peer_role = PeerRole(stats, peer);
-        if (peer_role == Role::kPs) continue;
-        own += rate.receive_bytes + rate.transmit_bytes;
-        if (peer_role == Role::kWorker || peer_role == Role::kMaster) {
-          job.ps_side_worker_exchange[peer] +=
-              rate.receive_bytes + rate.transmit_bytes;
-        }
-      }
-      if (!pod.peer_rates.empty()) from_ps[id][key] = own;
+      job.ps.push_back(m.pod);
+      AddPsExchange(stats, key, pod, job, from_ps[id]);
+    }
+    if (IsWorkerRole(m.role)) {
+      job.workers.push_back(m.pod);
+      AddWorkerExchange(stats, key, pod, job, from_workers[id]);
     }
   }
   std::vector<JobTraffic> out;
   for (auto& [id, job] : jobs) {
-    // PS of the job on other nodes, from the pod lists: the job's PS count
-    // is the roster's, not only the PS this node happened to see.
-    if (auto it = stats.job_ps.find(PodKey(id.first, id.second));
-        it != stats.job_ps.end()) {
-      std::set<std::string> known(job.ps.begin(), job.ps.end());
-      for (const auto& ps : it->second) {
-        if (known.insert(ps).second) job.ps.push_back(ps);
-      }
-    }
-    std::map<std::string, double>* source = nullptr;
-    if (auto it = from_workers.find(id); it != from_workers.end()) {
-      source = &it->second;
+    AddRosterPs(stats, id, job);
+    // The workers' view when any worker reached a PS, else the PS's own.
+    if (auto it = from_workers.find(id);
+        it != from_workers.end() && !it->second.empty()) {
       job.perspective = "workers";
-    } else if (auto it2 = from_ps.find(id); it2 != from_ps.end()) {
-      source = &it2->second;
+      ComputeShares(id, it->second, job);
+    } else if (auto it2 = from_ps.find(id);
+               it2 != from_ps.end() && !it2->second.empty()) {
       job.perspective = "ps";
-    }
-    if (source) {
-      for (const auto& [key, bytes] : *source)
-        job.total_bytes_per_second += bytes;
-      for (const auto& [key, bytes] : *source) {
-        PsTraffic t{key, NameOf(key), bytes, 0};
-        if (job.total_bytes_per_second > 0) {
-          t.share = bytes / job.total_bytes_per_second;
-        }
-        job.ps_traffic.push_back(std::move(t));
-      }
-      // Local PS the workers never reached still count, with share 0.
-      std::set<std::string> seen;
-      for (const auto& t : job.ps_traffic) seen.insert(t.pod);
-      for (const auto& ps : job.ps) {
-        if (!seen.count(ps)) {
-          job.ps_traffic.push_back({PodKey(id.first, ps), ps, 0, 0});
-        }
-      }
-      std::sort(
-          job.ps_traffic.begin(), job.ps_traffic.end(),
-          [](const PsTraffic& a, const PsTraffic& b) { return a.pod < b.pod; });
+      ComputeShares(id, it2->second, job);
     }
     std::sort(job.ps.begin(), job.ps.end());
     std::sort(job.workers.begin(), job.workers.end());

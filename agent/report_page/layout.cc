@@ -129,119 +129,122 @@ size_t ColumnsIn(double inner, double w) {
   return std::max<size_t>(1, static_cast<size_t>((inner + kGap) / (w + kGap)));
 }
 
-}  // namespace
+// The job's boxes before placement, by group.
+struct JobUnits {
+  std::vector<Unit> units;
+  std::vector<size_t> unit_of_ps, unit_of_worker;
+  std::vector<GroupUnits> members;  // per group
+};
 
-bool Overlaps(const Rect& a, const Rect& b) {
-  return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h &&
-         b.y < a.y + a.h;
-}
-
-bool Contains(const Rect& o, const Rect& i) {
-  constexpr double e = 1e-6;
-  return i.x >= o.x - e && i.y >= o.y - e && i.x + i.w <= o.x + o.w + e &&
-         i.y + i.h <= o.y + o.h + e;
-}
-
-JobLayout LayoutJob(const JobView& job, const LayoutLimits& limits) {
-  JobLayout out;
-  std::map<std::string, size_t> group_of;
-  out.groups = GroupsOf(job, group_of);
+JobUnits MakeUnits(const JobView& job, const LayoutLimits& limits,
+                   const std::map<std::string, size_t>& group_of,
+                   JobLayout& out) {
   const bool many_ps = job.ps.size() > limits.detailed_ps;
   const bool many_workers = job.workers.size() > limits.detailed_workers;
   out.summarised = many_ps || many_workers;
-
-  std::vector<Unit> units;
-  std::vector<size_t> unit_of_ps, unit_of_worker;
-  AddUnits(job.ps, true, many_ps, limits.summary_ps, true, group_of, units,
-           unit_of_ps);
+  JobUnits u;
+  AddUnits(job.ps, true, many_ps, limits.summary_ps, true, group_of, u.units,
+           u.unit_of_ps);
   AddUnits(job.workers, false, many_workers, limits.summary_marked_workers,
-           false, group_of, units, unit_of_worker);
-
-  size_t worker_units = 0;
-  for (const auto& u : units) worker_units += u.ps ? 0 : 1;
-  out.compact_workers = worker_units > kLargeWorkerUnits;
-  const double ww = out.compact_workers ? kCompactWidth : kWorkerWidth;
-  const double wh = out.compact_workers ? kCompactHeight : kWorkerHeight;
-
-  std::vector<GroupUnits> members(out.groups.size());
-  for (size_t i = 0; i < units.size(); ++i) {
-    auto& g = members[units[i].group];
-    (units[i].ps ? g.ps : g.workers).push_back(i);
+           false, group_of, u.units, u.unit_of_worker);
+  u.members.resize(out.groups.size());
+  for (size_t i = 0; i < u.units.size(); ++i) {
+    auto& g = u.members[u.units[i].group];
+    (u.units[i].ps ? g.ps : g.workers).push_back(i);
   }
+  return u;
+}
 
-  // Frame width: ungrouped, the content's own; grouped, an equal share of
-  // the row, with at least one PS and three workers side by side.
-  const size_t n_groups = out.groups.size();
-  const bool labelled = out.groups.front().labelled;
-  const double W = limits.max_width;
+// How wide each group's frame is, and how many frames share a row.
+struct FrameRow {
   double group_w = 0;
   size_t per_row = 1;
-  if (!labelled) {
-    const double inner = W - 2 * kPad;
-    const auto& g = members.front();
-    const size_t pc = std::min(g.ps.size(), ColumnsIn(inner, kPsWidth));
-    const size_t wc = std::min(g.workers.size(), ColumnsIn(inner, ww));
-    group_w = std::max(
-        {kMinWidth, Span(pc, kPsWidth) + 2 * kPad, Span(wc, ww) + 2 * kPad});
-  } else {
-    const double min_w = std::max(kPsWidth, 3 * (ww + kGap) - kGap) + 2 * kPad;
-    per_row = std::clamp<size_t>(
-        static_cast<size_t>((W + kGroupGap) / (min_w + kGroupGap)), 1,
-        n_groups);
-    const size_t rows = Rows(n_groups, per_row);
-    per_row = Rows(n_groups, rows);  // balance the rows
-    group_w = (W - static_cast<double>(per_row - 1) * kGroupGap) /
-              static_cast<double>(per_row);
-  }
-  const double inner = group_w - 2 * kPad;
-  const size_t ps_cols = ColumnsIn(inner, kPsWidth);
-  const size_t w_cols = ColumnsIn(inner, ww);
+};
 
-  std::vector<Rect> rects(units.size());
+// Ungrouped, the content's own width; grouped, an equal share of the row,
+// with at least one PS and three workers side by side.
+FrameRow FrameWidths(const JobLayout& out, const JobUnits& u, double max_width,
+                     double worker_w) {
+  FrameRow row;
+  const size_t n_groups = out.groups.size();
+  if (!out.groups.front().labelled) {
+    const double inner = max_width - 2 * kPad;
+    const auto& g = u.members.front();
+    const size_t pc = std::min(g.ps.size(), ColumnsIn(inner, kPsWidth));
+    const size_t wc = std::min(g.workers.size(), ColumnsIn(inner, worker_w));
+    row.group_w = std::max({kMinWidth, Span(pc, kPsWidth) + 2 * kPad,
+                            Span(wc, worker_w) + 2 * kPad});
+    return row;
+  }
+  const double min_w =
+      std::max(kPsWidth, 3 * (worker_w + kGap) - kGap) + 2 * kPad;
+  row.per_row = std::clamp<size_t>(
+      static_cast<size_t>((max_width + kGroupGap) / (min_w + kGroupGap)), 1,
+      n_groups);
+  const size_t rows = Rows(n_groups, row.per_row);
+  row.per_row = Rows(n_groups, rows);  // balance the rows
+  row.group_w = (max_width - static_cast<double>(row.per_row - 1) * kGroupGap) /
+                static_cast<double>(row.per_row);
+  return row;
+}
+
+// Frames row by row, each with its PS band above its worker band; the
+// boxes' rectangles, by unit.
+std::vector<Rect> PlaceGroups(const JobUnits& u, const FrameRow& row,
+                              double worker_w, double worker_h,
+                              JobLayout& out) {
+  const size_t n_groups = out.groups.size();
+  const bool labelled = out.groups.front().labelled;
+  const double inner = row.group_w - 2 * kPad;
+  const size_t ps_cols = ColumnsIn(inner, kPsWidth);
+  const size_t w_cols = ColumnsIn(inner, worker_w);
+  std::vector<Rect> rects(u.units.size());
   double y = 0;
-  for (size_t first = 0; first < n_groups; first += per_row) {
-    const size_t last = std::min(n_groups, first + per_row);
+  for (size_t first = 0; first < n_groups; first += row.per_row) {
+    const size_t last = std::min(n_groups, first + row.per_row);
     size_t ps_rows = 0, w_rows = 0;
     for (size_t g = first; g < last; ++g) {
-      ps_rows = std::max(ps_rows, Rows(members[g].ps.size(), ps_cols));
-      w_rows = std::max(w_rows, Rows(members[g].workers.size(), w_cols));
+      ps_rows = std::max(ps_rows, Rows(u.members[g].ps.size(), ps_cols));
+      w_rows = std::max(w_rows, Rows(u.members[g].workers.size(), w_cols));
     }
     const double ps_band = Span(ps_rows, kPsHeight);
-    const double w_band = Span(w_rows, wh);
+    const double w_band = Span(w_rows, worker_h);
     const double tier = ps_band > 0 && w_band > 0 ? kTierGap : 0;
     const double top = kPad + (labelled ? kLabel : 0);
     const double frame_h = top + ps_band + tier + w_band + kPad;
     for (size_t g = first; g < last; ++g) {
-      const double x = static_cast<double>(g - first) * (group_w + kGroupGap);
-      out.groups[g].rect = {x, y, group_w, frame_h};
-      PlaceGrid(members[g].ps, ps_cols, kPsWidth, kPsHeight, x + kPad, inner,
+      const double x =
+          static_cast<double>(g - first) * (row.group_w + kGroupGap);
+      out.groups[g].rect = {x, y, row.group_w, frame_h};
+      PlaceGrid(u.members[g].ps, ps_cols, kPsWidth, kPsHeight, x + kPad, inner,
                 y + top, rects);
-      PlaceGrid(members[g].workers, w_cols, ww, wh, x + kPad, inner,
-                y + top + ps_band + tier, rects);
-      out.width = std::max(out.width, x + group_w);
+      PlaceGrid(u.members[g].workers, w_cols, worker_w, worker_h, x + kPad,
+                inner, y + top + ps_band + tier, rects);
+      out.width = std::max(out.width, x + row.group_w);
     }
     y += frame_h + kGroupGap;
   }
   out.height = std::max(0.0, y - kGroupGap);
+  return rects;
+}
 
-  for (size_t i = 0; i < units.size(); ++i) {
-    out.boxes.push_back({rects[i], units[i].ps, units[i].members,
-                         units[i].summary, units[i].group});
-  }
-
-  // Edges: bytes per (worker box, PS box); per (node group, PS box) when
-  // there are too many lines to read.
+// Edges: bytes per (worker box, PS box); per (node group, PS box) when
+// there are too many lines to read.
+void AddEdges(const JobView& job, const LayoutLimits& limits, const JobUnits& u,
+              const std::vector<Rect>& rects, JobLayout& out) {
   std::map<std::pair<size_t, size_t>, double> pairs;
   for (const auto& link : job.links) {
-    if (link.worker >= unit_of_worker.size() || link.ps >= unit_of_ps.size())
+    if (link.worker >= u.unit_of_worker.size() ||
+        link.ps >= u.unit_of_ps.size())
       continue;
-    pairs[{unit_of_worker[link.worker], unit_of_ps[link.ps]}] +=
+    pairs[{u.unit_of_worker[link.worker], u.unit_of_ps[link.ps]}] +=
         link.bytes_per_second;
   }
   out.bundled_edges = pairs.size() > limits.detailed_edges;
   std::map<std::pair<size_t, size_t>, double> lines;  // (from, ps unit)
   for (const auto& [key, bytes] : pairs) {
-    const size_t from = out.bundled_edges ? units[key.first].group : key.first;
+    const size_t from =
+        out.bundled_edges ? u.units[key.first].group : key.first;
     lines[{from, key.second}] += bytes;
   }
   for (const auto& [key, bytes] : lines) {
@@ -253,8 +256,8 @@ JobLayout LayoutJob(const JobView& job, const LayoutLimits& limits) {
       const Rect& frame = out.groups[key.first].rect;
       x1 = frame.x + frame.w / 2;
       y1 = frame.y + frame.h - kPad;
-      for (size_t u : members[key.first].workers) {
-        y1 = std::min(y1, rects[u].y);
+      for (size_t w : u.members[key.first].workers) {
+        y1 = std::min(y1, rects[w].y);
       }
     } else {
       const Rect& from = rects[key.first];
@@ -266,7 +269,41 @@ JobLayout LayoutJob(const JobView& job, const LayoutLimits& limits) {
     out.max_edge_bytes_per_second =
         std::max(out.max_edge_bytes_per_second, bytes);
   }
+}
+
+}  // namespace
+
+JobLayout LayoutJob(const JobView& job, const LayoutLimits& limits) {
+  JobLayout out;
+  std::map<std::string, size_t> group_of;
+  out.groups = GroupsOf(job, group_of);
+  const JobUnits u = MakeUnits(job, limits, group_of, out);
+
+  size_t worker_units = 0;
+  for (const auto& unit : u.units) worker_units += unit.ps ? 0 : 1;
+  out.compact_workers = worker_units > kLargeWorkerUnits;
+  const double ww = out.compact_workers ? kCompactWidth : kWorkerWidth;
+  const double wh = out.compact_workers ? kCompactHeight : kWorkerHeight;
+
+  const FrameRow row = FrameWidths(out, u, limits.max_width, ww);
+  const std::vector<Rect> rects = PlaceGroups(u, row, ww, wh, out);
+  for (size_t i = 0; i < u.units.size(); ++i) {
+    out.boxes.push_back({rects[i], u.units[i].ps, u.units[i].members,
+                         u.units[i].summary, u.units[i].group});
+  }
+  AddEdges(job, limits, u, rects, out);
   return out;
+}
+
+bool Overlaps(const Rect& a, const Rect& b) {
+  return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h &&
+         b.y < a.y + a.h;
+}
+
+bool Contains(const Rect& o, const Rect& i) {
+  constexpr double e = 1e-6;
+  return i.x >= o.x - e && i.y >= o.y - e && i.x + i.w <= o.x + o.w + e &&
+         i.y + i.h <= o.y + o.h + e;
 }
 
 }  // namespace trainscope::page

@@ -335,6 +335,145 @@ void PrintTable(const Sample& base, const Sample& end, size_t max_gone) {
   }
 }
 
+trainsim::Subprocess StartAgent(const Options& o,
+                                const testing::FakeApiServer& api,
+                                ChurnPods& pods, const std::string& node,
+                                int port, int history, const std::string& log) {
+  char interval[32];
+  std::snprintf(interval, sizeof interval, "%g", o.interval_s);
+  return trainsim::Subprocess::Spawn(
+      {o.agent, "--discovery", "apiserver", "--kube-api", api.url(),
+       "--node-name", node, "--listen", "127.0.0.1:" + std::to_string(port),
+       "--interval", interval, "--cgroup2-path", pods.Cgroup2Slice(),
+       "--history", std::to_string(history)},
+      log);
+}
+
+bool WaitReady(int port, trainsim::Subprocess& agent) {
+  for (int i = 0; i < 300 && !g_stop && agent.Running(); ++i) {
+    if (HttpGet(port, "/readyz")) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+// A few samples and scrapes, so buffers that live for the whole process are
+// in the baseline.
+void WarmUp(int port, double interval_s) {
+  for (int i = 0; i < 5 && !g_stop; ++i) {
+    HttpGet(port, "/metrics");
+    HttpGet(port, "/api/v1/report");
+    Sleep(std::max(1.0, interval_s));
+  }
+}
+
+// What the run saw, baseline to end.
+struct Observed {
+  Sample base, settled, end;
+  std::vector<Sample> samples;  // during the churn and the history drain
+  double churn_s = 0;
+  double drain_s = 0;
+  size_t max_gone = 0;  // most series of deleted pods at any sample
+};
+
+// The last deletions settle (series checked); the diagnosis history still
+// holds the deleted pods until it has rolled over, so memory is judged
+// after interval x history more; then up to a minute for fds and maps (a
+// scrape's connection, a profiler drain) to come back.
+bool SettleAndJudge(ChurnRun& run, const Options& o, int history,
+                    Observed& seen, std::vector<std::string>& regressions) {
+  Sleep(run.settle_s());
+  auto settled = run.Take();
+  if (!settled) return false;
+  seen.settled = *settled;
+  run.Print(seen.settled);
+  seen.drain_s = o.interval_s * (history + 2);
+  std::fprintf(stderr, "pod_churn: %.0f s for the history to roll over\n",
+               seen.drain_s);
+  if (!run.Watch(seen.drain_s, &seen.samples)) return false;
+  std::optional<Sample> end;
+  for (int i = 0; i < 12 && !g_stop; ++i) {
+    end = run.Take();
+    if (!end) break;
+    regressions = Regressions(seen.base, *end, o);
+    if (regressions.empty()) break;
+    Sleep(5);
+  }
+  if (!end) return false;
+  seen.end = *end;
+  run.Print(seen.end);
+  seen.max_gone = seen.settled.series_of_gone;
+  for (const Sample& s : seen.samples)
+    seen.max_gone = std::max(seen.max_gone, s.series_of_gone);
+  if (seen.max_gone > 0)
+    regressions.push_back("up to " + std::to_string(seen.max_gone) +
+                          " series of deleted pods during the churn");
+  return true;
+}
+
+// Diagnosis only, after the verdict: how much of the RSS growth is freed
+// heap that glibc keeps (malloc_trim returns it) rather than live data.
+json MallocTrimProbe(int pid) {
+  const auto r =
+      trainsim::RunCommand({"gdb", "-p", std::to_string(pid), "-batch", "-ex",
+                            "call (int)malloc_trim(0)"},
+                           std::chrono::seconds(120));
+  const auto u = ReadProcessUsage(pid);
+  if (!u || r.exit_code != 0) return nullptr;
+  std::printf("%-34s %12s %12.1f\n", "RSS after malloc_trim (MiB)", "-",
+              u->rss_bytes / 1048576.0);
+  return {{"rss_bytes", u->rss_bytes},
+          {"rss_anon_bytes", u->rss_anon_bytes},
+          {"rss_file_bytes", u->rss_file_bytes}};
+}
+
+json MethodJson(const Options& o, const ChurnRun& run, int history,
+                double drain_s) {
+  return {{"pods", o.pods},
+          {"duration_s", o.duration_s},
+          {"alive_at_once", o.alive},
+          {"agent_interval_s", o.interval_s},
+          {"sample_interval_s", o.sample_s},
+          {"settle_s", run.settle_s()},
+          {"history", history},
+          {"history_drain_s", drain_s},
+          {"lru_may_keep", o.lru_may_keep},
+          {"rss_tolerance_mib", o.rss_tolerance_mib},
+          {"heap_tolerance_mib", o.heap_tolerance_mib},
+          {"traffic", o.traffic ? "one 256-byte UDP datagram a second per pod "
+                                  "to a veth peer in a namespace of the run"
+                                : "none"},
+          {"api", "tests/support FakeApiServer (list/watch)"},
+          {"cgroups",
+           "kubelet systemd layout under trainscope-soak-<run>.slice "
+           "in every hierarchy; --cgroup2-path on it"}};
+}
+
+json ResultJson(const Options& o, const ChurnRun& run, int history,
+                const Observed& seen, json trimmed,
+                const std::vector<std::string>& regressions) {
+  json out = {
+      {"method", MethodJson(o, run, history, seen.drain_s)},
+      {"churn_seconds", seen.churn_s},
+      {"baseline", SampleJson(seen.base)},
+      {"settled", SampleJson(seen.settled)},
+      {"after_malloc_trim", std::move(trimmed)},
+      {"end", SampleJson(seen.end)},
+      {"max_series_of_deleted_pods", seen.max_gone},
+      {"rss_growth_bytes", static_cast<int64_t>(seen.end.usage.rss_bytes) -
+                               static_cast<int64_t>(seen.base.usage.rss_bytes)},
+      {"regressions", regressions},
+      {"pass", regressions.empty()},
+      {"samples", json::array()}};
+  for (const Sample& s : seen.samples) out["samples"].push_back(SampleJson(s));
+  return out;
+}
+
+int Fail(const char* why) {
+  std::fprintf(stderr, "pod_churn: %s\n", why);
+  return 1;
+}
+
 int Run(const Options& o) {
   const std::string run_id = trainsim::NewRunId();
   const std::string node = "soak-" + run_id;
@@ -349,135 +488,34 @@ int Run(const Options& o) {
   ChurnPods pods(api, run_id, node, peer ? peer->peer_address() : "");
   const int port = trainsim::FreeLoopbackPort();
   const std::string log = "/tmp/trainscope-soak-churn-" + run_id + ".log";
-  char interval[32];
-  std::snprintf(interval, sizeof interval, "%g", o.interval_s);
   const int history = o.history > 0 ? o.history : AgentDefaultHistory(o.agent);
-  trainsim::Subprocess agent = trainsim::Subprocess::Spawn(
-      {o.agent, "--discovery", "apiserver", "--kube-api", api.url(),
-       "--node-name", node, "--listen", "127.0.0.1:" + std::to_string(port),
-       "--interval", interval, "--cgroup2-path", pods.Cgroup2Slice(),
-       "--history", std::to_string(history)},
-      log);
+  trainsim::Subprocess agent =
+      StartAgent(o, api, pods, node, port, history, log);
   std::fprintf(stderr, "pod_churn: run %s, agent pid %d on port %d, log %s\n",
                run_id.c_str(), agent.pid(), port, log.c_str());
-  bool ready = false;
-  for (int i = 0; i < 300 && !ready && !g_stop && agent.Running(); ++i) {
-    ready = HttpGet(port, "/readyz").has_value();
-    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  if (!ready) {
-    std::fprintf(stderr, "pod_churn: the agent did not become ready\n");
-    return 1;
-  }
+  if (!WaitReady(port, agent)) return Fail("the agent did not become ready");
   ChurnRun run(o, pods, agent.pid(), port);
-  // Warm-up: a few samples and scrapes, so buffers that live for the whole
-  // process are in the baseline.
-  for (int i = 0; i < 5 && !g_stop; ++i) {
-    HttpGet(port, "/metrics");
-    HttpGet(port, "/api/v1/report");
-    Sleep(std::max(1.0, o.interval_s));
-  }
+  WarmUp(port, o.interval_s);
+  Observed seen;
   auto base = run.Take();
   if (!base || g_stop) return 1;
+  seen.base = *base;
   std::fprintf(stderr, "pod_churn: baseline\n");
-  run.Print(*base);
+  run.Print(seen.base);
 
   const auto churn_start = Clock::now();
-  std::vector<Sample> samples;
-  if (!run.Churn(&samples)) {
-    std::fprintf(stderr, "pod_churn: interrupted or the agent stopped\n");
-    return 1;
-  }
-  const double churn_s =
+  if (!run.Churn(&seen.samples))
+    return Fail("interrupted or the agent stopped");
+  seen.churn_s =
       std::chrono::duration<double>(Clock::now() - churn_start).count();
-
-  // The last deletions settle (series checked); the diagnosis history
-  // still holds the deleted pods until it has rolled over, so memory is
-  // judged after interval x history more; then up to a minute for fds and
-  // maps (a scrape's connection, a profiler drain) to come back.
-  Sleep(run.settle_s());
-  auto settled = run.Take();
-  if (!settled) {
-    std::fprintf(stderr, "pod_churn: the agent stopped answering\n");
-    return 1;
-  }
-  run.Print(*settled);
-  const double drain_s = o.interval_s * (history + 2);
-  std::fprintf(stderr, "pod_churn: %.0f s for the history to roll over\n",
-               drain_s);
-  if (!run.Watch(drain_s, &samples)) return 1;
-  std::optional<Sample> end;
   std::vector<std::string> regressions;
-  for (int i = 0; i < 12 && !g_stop; ++i) {
-    end = run.Take();
-    if (!end) break;
-    regressions = Regressions(*base, *end, o);
-    if (regressions.empty()) break;
-    Sleep(5);
-  }
-  if (!end) {
-    std::fprintf(stderr, "pod_churn: the agent stopped answering\n");
-    return 1;
-  }
-  run.Print(*end);
-  size_t max_gone = settled->series_of_gone;
-  for (const Sample& s : samples)
-    max_gone = std::max(max_gone, s.series_of_gone);
-  if (max_gone > 0)
-    regressions.push_back("up to " + std::to_string(max_gone) +
-                          " series of deleted pods during the churn");
-  const bool alive = agent.Running();
-  if (!alive) regressions.push_back("the agent exited");
+  if (!SettleAndJudge(run, o, history, seen, regressions))
+    return Fail("the agent stopped answering");
+  if (!agent.Running()) regressions.push_back("the agent exited");
 
-  PrintTable(*base, *end, max_gone);
-  // Diagnosis only, after the verdict: how much of the RSS growth is freed
-  // heap that glibc keeps (malloc_trim returns it) rather than live data.
-  json trimmed = nullptr;
-  if (o.malloc_trim_probe) {
-    const auto r =
-        trainsim::RunCommand({"gdb", "-p", std::to_string(agent.pid()),
-                              "-batch", "-ex", "call (int)malloc_trim(0)"},
-                             std::chrono::seconds(120));
-    if (auto u = ReadProcessUsage(agent.pid()); u && r.exit_code == 0) {
-      trimmed = {{"rss_bytes", u->rss_bytes},
-                 {"rss_anon_bytes", u->rss_anon_bytes},
-                 {"rss_file_bytes", u->rss_file_bytes}};
-      std::printf("%-34s %12s %12.1f\n", "RSS after malloc_trim (MiB)", "-",
-                  u->rss_bytes / 1048576.0);
-    }
-  }
-  json out = {
-      {"method",
-       {{"pods", o.pods},
-        {"duration_s", o.duration_s},
-        {"alive_at_once", o.alive},
-        {"agent_interval_s", o.interval_s},
-        {"sample_interval_s", o.sample_s},
-        {"settle_s", run.settle_s()},
-        {"history", history},
-        {"history_drain_s", drain_s},
-        {"lru_may_keep", o.lru_may_keep},
-        {"rss_tolerance_mib", o.rss_tolerance_mib},
-        {"heap_tolerance_mib", o.heap_tolerance_mib},
-        {"traffic", o.traffic ? "one 256-byte UDP datagram a second per pod "
-                                "to a veth peer in a namespace of the run"
-                              : "none"},
-        {"api", "tests/support FakeApiServer (list/watch)"},
-        {"cgroups",
-         "kubelet systemd layout under trainscope-soak-<run>.slice "
-         "in every hierarchy; --cgroup2-path on it"}}},
-      {"churn_seconds", churn_s},
-      {"baseline", SampleJson(*base)},
-      {"settled", SampleJson(*settled)},
-      {"after_malloc_trim", trimmed},
-      {"end", SampleJson(*end)},
-      {"max_series_of_deleted_pods", max_gone},
-      {"rss_growth_bytes", static_cast<int64_t>(end->usage.rss_bytes) -
-                               static_cast<int64_t>(base->usage.rss_bytes)},
-      {"regressions", regressions},
-      {"pass", regressions.empty()},
-      {"samples", json::array()}};
-  for (const Sample& s : samples) out["samples"].push_back(SampleJson(s));
+  PrintTable(seen.base, seen.end, seen.max_gone);
+  json trimmed = o.malloc_trim_probe ? MallocTrimProbe(agent.pid()) : nullptr;
+  const json out = ResultJson(o, run, history, seen, trimmed, regressions);
   agent.Stop();
   pods.DeleteAll();
   if (!o.out.empty()) {

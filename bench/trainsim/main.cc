@@ -148,6 +148,174 @@ int WhatIf(const std::string& results, const std::string& fixed,
   return r.passed ? 0 : 1;
 }
 
+// What the user's subcommands read.
+struct UserArgs {
+  RunOptions run;
+  std::string whatif_results, whatif_fixed, whatif_kind, whatif_pod;
+  double whatif_tolerance = 0.25;
+  std::string run_id;  // down, cleanup
+  bool force = false;
+};
+
+// What the processes trainsim starts inside a pod read.
+struct PodArgs {
+  PodProcessArgs process;
+  std::string netns;
+  std::vector<std::string> cgroups;
+  int threads = 1;
+  uint64_t bytes = 0;
+};
+
+struct Commands {
+  CLI::App *run, *verify, *whatif, *up, *down, *cleanup, *validate;
+  CLI::App *pod, *hog, *memfill;
+};
+
+void AddRunFlags(CLI::App* cmd, RunOptions& ro, bool needs_agent_default) {
+  cmd->add_option("--scenario", ro.scenario_path, "scenario JSON file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option(
+      "--agent", ro.agent_bin,
+      needs_agent_default
+          ? "trainscope-agent binary (default: the one in this build tree)"
+          : "trainscope-agent binary to start (optional)");
+  cmd->add_option(
+      "--agent-arg", ro.agent_args,
+      "extra agent flag, repeatable; write --agent-arg=--flag=value");
+  cmd->add_option("--agent-port", ro.agent_port,
+                  "agent listen port on 127.0.0.1 (default: a free one; a "
+                  "cluster's agents take consecutive ports from here)");
+  cmd->add_option("--run-id", ro.run_id,
+                  "8 lowercase hex digits (default: random)");
+  cmd->add_option("--cli", ro.cli_bin,
+                  "trainscope CLI for the cluster view of scenarios with "
+                  "nodes (default: the one in this build tree)");
+  cmd->add_option("--prometheus-port", ro.prometheus_port,
+                  "port of the cluster run's Prometheus on 127.0.0.1 "
+                  "(default: a free one)");
+  cmd->add_option("--duration", ro.duration_s,
+                  "seconds to run instead of the scenario's duration_s")
+      ->check(CLI::PositiveNumber);
+}
+
+void AddScenarioCommands(CLI::App& app, RunOptions& ro, Commands& c) {
+  c.run = app.add_subcommand(
+      "run", "run a scenario for duration_s, print the bytes per peer");
+  AddRunFlags(c.run, ro, false);
+  // For accuracy tests of the agent against the ground truth (`run` only).
+  c.run->add_flag("--traffic-after-agent-ready", ro.traffic_after_agent_ready,
+                  "start the traffic only once the agent is ready and has "
+                  "sampled two more intervals (needs --agent)");
+  c.run->add_option("--ground-truth-json", ro.ground_truth_json,
+                    "after the traffic stopped, write the per-pod, per-peer "
+                    "bytes and their time window to this JSON file");
+  c.run
+      ->add_option("--linger", ro.linger_s,
+                   "keep the node and agent up S seconds after the traffic "
+                   "stopped (SIGTERM ends it early)")
+      ->check(CLI::NonNegativeNumber);
+  c.verify = app.add_subcommand(
+      "verify",
+      "run a scenario with the agent; exit 0 when its report matches expect");
+  AddRunFlags(c.verify, ro, true);
+  c.verify->add_option("--results", ro.results_json,
+                       "write the run's results (true and estimated steps/s, "
+                       "diagnoses with their cost figures) to this JSON file");
+  c.up = app.add_subcommand("up", "start a simulated node in the background");
+  AddRunFlags(c.up, ro, false);
+  c.validate = app.add_subcommand("validate",
+                                  "check a scenario and print its placement");
+  c.validate->add_option("--scenario", ro.scenario_path)->required();
+}
+
+void AddWhatIfCommand(CLI::App& app, UserArgs& a, Commands& c) {
+  c.whatif = app.add_subcommand(
+      "whatif",
+      "compare a diagnosis's expected_speedup with the measured speed-up of "
+      "`verify --results` files; exit 0 when within the tolerance");
+  c.whatif
+      ->add_option("--results", a.whatif_results,
+                   "results of the run with the diagnosis")
+      ->required()
+      ->check(CLI::ExistingFile);
+  c.whatif
+      ->add_option("--fixed", a.whatif_fixed,
+                   "results of the same job with the fix (default: compare "
+                   "the run before its first fault with its last minute)")
+      ->check(CLI::ExistingFile);
+  c.whatif->add_option("--kind", a.whatif_kind, "diagnosis kind")->required();
+  c.whatif->add_option("--pod", a.whatif_pod, "diagnosed pod")->required();
+  c.whatif->add_option("--tolerance", a.whatif_tolerance,
+                       "allowed |predicted - measured| / measured (0.25)");
+}
+
+void AddCleanupCommands(CLI::App& app, UserArgs& a, Commands& c) {
+  c.down = app.add_subcommand(
+      "down", "stop `up` runs (all, or --run-id) and remove everything");
+  c.down->add_option("--run-id", a.run_id);
+  c.cleanup = app.add_subcommand("cleanup", "remove leftovers of crashed runs");
+  c.cleanup->add_option("--run-id", a.run_id);
+  c.cleanup->add_flag("--force", a.force,
+                      "also stop runs whose supervisor is alive");
+}
+
+// Internal: the processes trainsim starts inside a pod (hidden from --help).
+void AddPodCommands(CLI::App& app, PodArgs& a, Commands& c) {
+  auto add_pod_flags = [&](CLI::App* cmd) {
+    cmd->group("");
+    cmd->add_option("--netns", a.netns)->required();
+    cmd->add_option("--cgroup", a.cgroups);
+  };
+  c.pod = app.add_subcommand("__pod");
+  add_pod_flags(c.pod);
+  PodProcessArgs& pa = a.process;
+  c.pod->add_option("--scenario", pa.scenario_path)->required();
+  c.pod->add_option("--run-id", pa.run_id)->required();
+  c.pod->add_option("--pod", pa.pod)->required();
+  c.pod->add_option("--stats", pa.stats_path)->required();
+  c.pod->add_option("--input-dir", pa.input_dir)->required();
+  c.pod->add_option("--start-epoch", pa.start_epoch_s)->required();
+  c.hog = app.add_subcommand("__hog");
+  add_pod_flags(c.hog);
+  c.hog->add_option("--threads", a.threads);
+  c.memfill = app.add_subcommand("__memfill");
+  add_pod_flags(c.memfill);
+  c.memfill->add_option("--bytes", a.bytes)->required();
+}
+
+int RunPodCommand(const Commands& c, const PodArgs& a) {
+  EnterPod(a.netns, a.cgroups);
+  if (*c.pod) return RunPodProcess(a.process);
+  if (*c.hog) return RunCpuHog(a.threads);
+  return RunMemoryFill(a.bytes);
+}
+
+int RunUserCommand(const Commands& c, UserArgs& a) {
+  RunOptions& ro = a.run;
+  if (*c.whatif) {
+    return WhatIf(a.whatif_results, a.whatif_fixed, a.whatif_kind, a.whatif_pod,
+                  a.whatif_tolerance);
+  }
+  if (*c.validate) {
+    PrintPlan(LoadScenarioFile(ro.scenario_path));
+    return 0;
+  }
+  if (*c.run) return RunScenario(ro);
+  if (*c.verify) {
+    ro.verify = true;
+    if (ro.agent_bin.empty()) ro.agent_bin = DefaultAgentPath();
+    return RunScenario(ro);
+  }
+  if (*c.up) {
+    ro.until_stopped = true;
+    return Up(ro);
+  }
+  if (*c.down) return Cleanup(a.run_id, true, true);
+  if (*c.cleanup) return Cleanup(a.run_id, a.force, false);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -158,147 +326,21 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error");
-
-  RunOptions ro;
-  auto add_run_flags = [&](CLI::App* cmd, bool needs_agent_default) {
-    cmd->add_option("--scenario", ro.scenario_path, "scenario JSON file")
-        ->required()
-        ->check(CLI::ExistingFile);
-    cmd->add_option(
-        "--agent", ro.agent_bin,
-        needs_agent_default
-            ? "trainscope-agent binary (default: the one in this build tree)"
-            : "trainscope-agent binary to start (optional)");
-    cmd->add_option(
-        "--agent-arg", ro.agent_args,
-        "extra agent flag, repeatable; write --agent-arg=--flag=value");
-    cmd->add_option("--agent-port", ro.agent_port,
-                    "agent listen port on 127.0.0.1 (default: a free one; a "
-                    "cluster's agents take consecutive ports from here)");
-    cmd->add_option("--run-id", ro.run_id,
-                    "8 lowercase hex digits (default: random)");
-    cmd->add_option("--cli", ro.cli_bin,
-                    "trainscope CLI for the cluster view of scenarios with "
-                    "nodes (default: the one in this build tree)");
-    cmd->add_option("--prometheus-port", ro.prometheus_port,
-                    "port of the cluster run's Prometheus on 127.0.0.1 "
-                    "(default: a free one)");
-    cmd->add_option("--duration", ro.duration_s,
-                    "seconds to run instead of the scenario's duration_s")
-        ->check(CLI::PositiveNumber);
-  };
-  auto* run = app.add_subcommand(
-      "run", "run a scenario for duration_s, print the bytes per peer");
-  add_run_flags(run, false);
-  // For accuracy tests of the agent against the ground truth (`run` only).
-  run->add_flag("--traffic-after-agent-ready", ro.traffic_after_agent_ready,
-                "start the traffic only once the agent is ready and has "
-                "sampled two more intervals (needs --agent)");
-  run->add_option("--ground-truth-json", ro.ground_truth_json,
-                  "after the traffic stopped, write the per-pod, per-peer "
-                  "bytes and their time window to this JSON file");
-  run->add_option("--linger", ro.linger_s,
-                  "keep the node and agent up S seconds after the traffic "
-                  "stopped (SIGTERM ends it early)")
-      ->check(CLI::NonNegativeNumber);
-  auto* verify = app.add_subcommand(
-      "verify",
-      "run a scenario with the agent; exit 0 when its report matches expect");
-  add_run_flags(verify, true);
-  verify->add_option("--results", ro.results_json,
-                     "write the run's results (true and estimated steps/s, "
-                     "diagnoses with their cost figures) to this JSON file");
-  std::string whatif_results, whatif_fixed, whatif_kind, whatif_pod;
-  double whatif_tolerance = 0.25;
-  auto* whatif = app.add_subcommand(
-      "whatif",
-      "compare a diagnosis's expected_speedup with the measured speed-up of "
-      "`verify --results` files; exit 0 when within the tolerance");
-  whatif
-      ->add_option("--results", whatif_results,
-                   "results of the run with the diagnosis")
-      ->required()
-      ->check(CLI::ExistingFile);
-  whatif
-      ->add_option("--fixed", whatif_fixed,
-                   "results of the same job with the fix (default: compare "
-                   "the run before its first fault with its last minute)")
-      ->check(CLI::ExistingFile);
-  whatif->add_option("--kind", whatif_kind, "diagnosis kind")->required();
-  whatif->add_option("--pod", whatif_pod, "diagnosed pod")->required();
-  whatif->add_option("--tolerance", whatif_tolerance,
-                     "allowed |predicted - measured| / measured (0.25)");
-  auto* up =
-      app.add_subcommand("up", "start a simulated node in the background");
-  add_run_flags(up, false);
-  std::string run_id;
-  bool force = false;
-  auto* down = app.add_subcommand(
-      "down", "stop `up` runs (all, or --run-id) and remove everything");
-  down->add_option("--run-id", run_id);
-  auto* cleanup =
-      app.add_subcommand("cleanup", "remove leftovers of crashed runs");
-  cleanup->add_option("--run-id", run_id);
-  cleanup->add_flag("--force", force,
-                    "also stop runs whose supervisor is alive");
-  auto* validate = app.add_subcommand(
-      "validate", "check a scenario and print its placement");
-  validate->add_option("--scenario", ro.scenario_path)->required();
-
-  // Internal: the processes trainsim starts inside a pod.
-  PodProcessArgs pa;
-  std::string netns;
-  std::vector<std::string> cgroups;
-  int threads = 1;
-  uint64_t bytes = 0;
-  auto add_pod_flags = [&](CLI::App* cmd) {
-    cmd->group("");
-    cmd->add_option("--netns", netns)->required();
-    cmd->add_option("--cgroup", cgroups);
-  };
-  auto* pod = app.add_subcommand("__pod");
-  add_pod_flags(pod);
-  pod->add_option("--scenario", pa.scenario_path)->required();
-  pod->add_option("--run-id", pa.run_id)->required();
-  pod->add_option("--pod", pa.pod)->required();
-  pod->add_option("--stats", pa.stats_path)->required();
-  pod->add_option("--input-dir", pa.input_dir)->required();
-  pod->add_option("--start-epoch", pa.start_epoch_s)->required();
-  auto* hog = app.add_subcommand("__hog");
-  add_pod_flags(hog);
-  hog->add_option("--threads", threads);
-  auto* memfill = app.add_subcommand("__memfill");
-  add_pod_flags(memfill);
-  memfill->add_option("--bytes", bytes)->required();
+  UserArgs user;
+  PodArgs pod;
+  Commands commands{};
+  AddScenarioCommands(app, user.run, commands);
+  AddWhatIfCommand(app, user, commands);
+  AddCleanupCommands(app, user, commands);
+  AddPodCommands(app, pod, commands);
 
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(log_level));
   try {
-    if (*pod || *hog || *memfill) {
-      EnterPod(netns, cgroups);
-      if (*pod) return RunPodProcess(pa);
-      if (*hog) return RunCpuHog(threads);
-      return RunMemoryFill(bytes);
+    if (*commands.pod || *commands.hog || *commands.memfill) {
+      return RunPodCommand(commands, pod);
     }
-    if (*whatif)
-      return WhatIf(whatif_results, whatif_fixed, whatif_kind, whatif_pod,
-                    whatif_tolerance);
-    if (*validate) {
-      PrintPlan(LoadScenarioFile(ro.scenario_path));
-      return 0;
-    }
-    if (*run) return RunScenario(ro);
-    if (*verify) {
-      ro.verify = true;
-      if (ro.agent_bin.empty()) ro.agent_bin = DefaultAgentPath();
-      return RunScenario(ro);
-    }
-    if (*up) {
-      ro.until_stopped = true;
-      return Up(ro);
-    }
-    if (*down) return Cleanup(run_id, true, true);
-    if (*cleanup) return Cleanup(run_id, force, false);
+    return RunUserCommand(commands, user);
   } catch (const ScenarioError& e) {
     spdlog::error("[trainsim] invalid scenario: {}", e.what());
     return 2;
@@ -306,5 +348,4 @@ int main(int argc, char** argv) {
     spdlog::error("[trainsim] {}", e.what());
     return 1;
   }
-  return 0;
 }

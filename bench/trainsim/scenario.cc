@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "cluster_spec.h"
-#include "diagnosis/diagnosis.h"
+#include "diagnosis/detectors.h"
 #include "pod_env.h"
 
 namespace trainsim {
@@ -441,9 +441,13 @@ std::string Job::PodName(PodRole role, int index) const {
 }
 
 const std::vector<std::string>& DiagnosisKinds() {
-  static const std::vector<std::string> kinds(
-      trainscope::diagnosis::kAllKinds.begin(),
-      trainscope::diagnosis::kAllKinds.end());
+  static const std::vector<std::string> kinds = [] {
+    std::vector<std::string> all;
+    for (const auto& d : trainscope::diagnosis::Detectors()) {
+      all.emplace_back(d.kind);
+    }
+    return all;
+  }();
   return kinds;
 }
 

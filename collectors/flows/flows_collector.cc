@@ -128,7 +128,7 @@ CollectStatus FlowsCollector::Collect(const CollectContext& ctx,
   out.peer_traffic = ledger_.Samples(pods, peer_pods);
   UpdateStepRates(bursts, resolver, pods, peer_pods, now_s, out);
   sample.unattributed_bytes_total = ledger_.unattributed_bytes();
-  out.flows = std::move(sample);
+  out.parts.Put(std::move(sample));
   return status;
 }
 

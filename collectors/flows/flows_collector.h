@@ -11,6 +11,7 @@
 #include "flows/cgroup2.h"
 #include "flows/flow_map.h"
 #include "flows/flows_options.h"
+#include "flows/flows_sample.h"
 #include "flows/pcap_capture.h"
 #include "flows/peers.h"
 #include "flows/step_rates.h"
@@ -22,7 +23,8 @@ namespace trainscope {
 // Per-pod, per-peer traffic. eBPF counts in the kernel per pod cgroup; when
 // it cannot attach (no cgroup v2, no privileges) it falls back to libpcap,
 // once, saying why. Collect never throws. Everything it knows goes into the
-// snapshot: Snapshot::peer_traffic and Snapshot::flows.
+// snapshot: Snapshot::peer_traffic, Snapshot::step_rates and its own
+// FlowsSample part.
 class FlowsCollector : public Collector {
  public:
   FlowsCollector(FlowsOptions options, HostPaths host);

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "flows/flows_sample.h"
 #include "trainscope/metric_names.h"
 
 namespace trainscope {
@@ -178,7 +179,9 @@ void AppendFlowsFamilies(const ExportContext& ctx,
                          std::vector<prometheus::MetricFamily>& out) {
   AppendPeerFamilies(ctx, out);
   AppendStepRateFamilies(ctx, out);
-  if (ctx.snapshot().flows) AppendHealthFamilies(*ctx.snapshot().flows, out);
+  if (const auto* health = ctx.snapshot().parts.Get<FlowsSample>()) {
+    AppendHealthFamilies(*health, out);
+  }
 }
 
 }  // namespace trainscope

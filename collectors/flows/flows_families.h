@@ -10,7 +10,7 @@ namespace trainscope {
 
 // trainscope_peer_* from Snapshot::peer_traffic, the workers' step rates,
 // and the flows collector's own health (trainscope_flows_*) from
-// Snapshot::flows: the snapshot is all it reads.
+// its FlowsSample part: the snapshot is all it reads.
 void AppendFlowsFamilies(const ExportContext& ctx,
                          std::vector<prometheus::MetricFamily>& out);
 

@@ -8,6 +8,7 @@
 
 #include "api_views.h"
 #include "exporter/ps_share_families.h"
+#include "flows/flows_sample.h"
 
 namespace trainscope {
 namespace {
@@ -63,7 +64,7 @@ TEST(FlowsFamilies, PeerSeriesShareAndHealth) {
   f.map_evictions_total = 3;
   f.map_insert_failures_total = 0;
   f.unattributed_bytes_total = 42;
-  s.flows = f;
+  s.parts.Put(f);
   const std::string text = Render(s);
   EXPECT_THAT(
       text,
