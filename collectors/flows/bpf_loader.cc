@@ -47,6 +47,26 @@ PeerFlowsBpf::~PeerFlowsBpf() {
   skel_.reset();
 }
 
+Status PeerFlowsBpf::Load(uint32_t map_entries, uint64_t burst_gap_ns,
+                          bool headers_in_place) {
+  skel_.reset(peer_flows__open());
+  if (!skel_) {
+    return Status::Error("opening the BPF object failed: " + ErrnoText(errno));
+  }
+  if (int err = bpf_map__set_max_entries(skel_->maps.peer_flows, map_entries)) {
+    return Status::Error("setting the flow map size to " +
+                         std::to_string(map_entries) +
+                         " failed: " + ErrnoText(err));
+  }
+  skel_->rodata->burst_gap_ns = burst_gap_ns;
+  skel_->rodata->read_headers_in_place = headers_in_place ? 1 : 0;
+  if (int err = peer_flows__load(skel_.get())) {
+    skel_.reset();
+    return Status::Error("loading the BPF programs failed: " + ErrnoText(err));
+  }
+  return Status::Ok();
+}
+
 std::unique_ptr<PeerFlowsBpf> PeerFlowsBpf::Attach(
     const std::filesystem::path& cgroup_dir, uint32_t map_entries,
     uint64_t burst_gap_ns, Status* error) {
@@ -58,23 +78,16 @@ std::unique_ptr<PeerFlowsBpf> PeerFlowsBpf::Attach(
     return nullptr;
   }
   self->cpus_ = static_cast<size_t>(cpus);
-  self->skel_.reset(peer_flows__open());
-  if (!self->skel_) {
-    *error =
-        Status::Error("opening the BPF object failed: " + ErrnoText(errno));
-    return nullptr;
+  Status loaded = self->Load(map_entries, burst_gap_ns, true);
+  if (!loaded.ok()) {
+    // Reading headers in place needs CAP_PERFMON; the copying variant
+    // needs only CAP_BPF. The second error is the one that matters.
+    spdlog::info("[flows] {}; loading again with headers copied out",
+                 loaded.message());
+    loaded = self->Load(map_entries, burst_gap_ns, false);
   }
-  if (int err =
-          bpf_map__set_max_entries(self->skel_->maps.peer_flows, map_entries)) {
-    *error = Status::Error("setting the flow map size to " +
-                           std::to_string(map_entries) +
-                           " failed: " + ErrnoText(err));
-    return nullptr;
-  }
-  self->skel_->rodata->burst_gap_ns = burst_gap_ns;
-  if (int err = peer_flows__load(self->skel_.get())) {
-    *error =
-        Status::Error("loading the BPF programs failed: " + ErrnoText(err));
+  if (!loaded.ok()) {
+    *error = loaded;
     return nullptr;
   }
   self->cgroup_fd_.reset(::open(cgroup_dir.c_str(), O_RDONLY | O_DIRECTORY));
@@ -116,6 +129,13 @@ std::unique_ptr<PeerFlowsBpf> PeerFlowsBpf::Attach(
 Status PeerFlowsBpf::SetPods(const std::map<uint64_t, uint32_t>& pod_levels) {
   if (pod_levels == pods_) return Status::Ok();
   const int fd = bpf_map__fd(skel_->maps.pod_cgroups);
+  // Sockets cache their pod (socket_pods): every change of the table, even
+  // a partial one, must invalidate those answers. Released after the map
+  // writes so a program that reads the new generation sees the new table.
+  struct Invalidate {
+    __u64* generation;
+    ~Invalidate() { __atomic_fetch_add(generation, 1, __ATOMIC_RELEASE); }
+  } invalidate{&skel_->bss->pods_generation};
   // Add before removing so a pod that stays never misses a packet.
   for (const auto& [id, level] : pod_levels) {
     if (pods_.count(id)) continue;

@@ -60,6 +60,10 @@ class PeerFlowsBpf {
 
  private:
   PeerFlowsBpf() = default;
+  // Opens and loads the skeleton; reading headers in place needs
+  // CAP_PERFMON (direct packet access in cgroup_skb).
+  Status Load(uint32_t map_entries, uint64_t burst_gap_ns,
+              bool headers_in_place);
   Status DrainBatch(std::map<FlowKey, FlowCounters>* out);
   Status DrainIterate(std::map<FlowKey, FlowCounters>* out);
 
