@@ -172,24 +172,45 @@ void WithdrawDisagreeingRanks(std::map<std::string, StepRate>& rates,
       if (RunsTrainingSteps(p.role)) job_of.emplace(p.uid, job);
     }
   }
-  std::map<Job, std::pair<double, double>> range;  // min, max
+  std::map<Job, std::vector<double>> job_rates;
   for (const auto& [uid, r] : rates) {
     auto job = job_of.find(uid);
     if (job == job_of.end() || with_ps.count(job->second) ||
         !r.steps_per_second)
       continue;
-    auto [it, fresh] = range.try_emplace(job->second, *r.steps_per_second,
-                                         *r.steps_per_second);
-    it->second.first = std::min(it->second.first, *r.steps_per_second);
-    it->second.second = std::max(it->second.second, *r.steps_per_second);
+    job_rates[job->second].push_back(*r.steps_per_second);
+  }
+  // Per job, the rates the ranks agree on: the largest set within
+  // `tolerance` of its slowest member, when it is a strict majority of the
+  // ranks with a rate. One rank misread (its streams cut by contention) is
+  // withdrawn alone; no majority (a paced ring) withdraws them all.
+  std::map<Job, std::pair<double, double>> agreed;  // min, max
+  for (auto& [job, values] : job_rates) {
+    std::sort(values.begin(), values.end());
+    size_t best = 0, best_from = 0;
+    for (size_t from = 0, to = 0; from < values.size(); ++from) {
+      to = std::max(to, from);
+      while (to + 1 < values.size() &&
+             values[to + 1] <= values[from] * (1 + tolerance))
+        ++to;
+      if (to - from + 1 > best) {
+        best = to - from + 1;
+        best_from = from;
+      }
+    }
+    if (2 * best > values.size()) {
+      agreed[job] = {values[best_from], values[best_from + best - 1]};
+    }
   }
   for (auto& [uid, r] : rates) {
     auto job = job_of.find(uid);
-    if (job == job_of.end()) continue;
-    auto it = range.find(job->second);
-    if (it == range.end()) continue;
-    const auto [lo, hi] = it->second;
-    if (hi > lo * (1 + tolerance)) r.steps_per_second.reset();
+    if (job == job_of.end() || !r.steps_per_second) continue;
+    if (!job_rates.count(job->second)) continue;  // a PS job
+    auto it = agreed.find(job->second);
+    if (it == agreed.end() || *r.steps_per_second < it->second.first ||
+        *r.steps_per_second > it->second.second) {
+      r.steps_per_second.reset();
+    }
   }
 }
 

@@ -54,12 +54,14 @@ std::optional<PeriodEstimate> RecentChange(std::span<const BurstPoint> window,
                                            double period_s);
 
 // Ranks of one allreduce job step together: their rates can only differ by
-// noise. Where the local ranks of a job without parameter servers disagree
-// by more than `tolerance` (relative to the slowest), the streams show
-// something other than steps (a ring paced by one slow link sends its
-// chunks at a uniform pace, no silence marking the steps): their rates are
-// withdrawn rather than reported wrong. `pods` and `peer_pods` (may be null)
-// tell the jobs' roles.
+// noise. A rate outside the largest set of the job's local ranks that agree
+// within `tolerance` (relative to its slowest) is withdrawn rather than
+// reported wrong, when that set is a strict majority: one rank whose
+// streams a contended link cut is misread. Without such a majority (two
+// ranks that disagree; a ring paced by one slow link, which sends its
+// chunks at a uniform pace with no silence marking the steps) every rank's
+// rate is withdrawn. `pods` and `peer_pods` (may be null) tell the jobs'
+// roles.
 void WithdrawDisagreeingRanks(std::map<std::string, StepRate>& rates,
                               const PodList& pods, const PodList* peer_pods,
                               double tolerance = 0.15);

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "flows/burst.h"
@@ -261,6 +263,39 @@ TEST(WithdrawDisagreeingRanks, AllreduceRanksMustAgree) {
   EXPECT_FALSE(paced["r2"].steps_per_second.has_value());
   // A PS job's workers step at their own pace: never withdrawn.
   EXPECT_TRUE(paced["w0"].steps_per_second.has_value());
+}
+
+TEST(WithdrawDisagreeingRanks, OneMisreadRankGoesAloneWhenTheOthersAgree) {
+  PodList pods;
+  for (int i = 0; i < 4; ++i) {
+    PodInfo p = Pod("r" + std::to_string(i), "ar-worker-" + std::to_string(i),
+                    "198.18.1." + std::to_string(i + 1), Role::kWorker);
+    p.training_job = "ar";
+    pods.push_back(p);
+  }
+  struct Case {
+    std::map<std::string, StepRate> rates;
+    std::set<std::string> kept;
+  };
+  const Case cases[] = {
+      // Three agree, one read its cut streams' rhythm: only it goes.
+      {{{"r0", {2.0}}, {"r1", {2.05}}, {"r2", {1.98}}, {"r3", {3.1}}},
+       {"r0", "r1", "r2"}},
+      // Two against two: no majority, nothing is trusted.
+      {{{"r0", {2.0}}, {"r1", {2.05}}, {"r2", {3.0}}, {"r3", {3.1}}}, {}},
+      // Two ranks that disagree: neither can be told right.
+      {{{"r0", {2.0}}, {"r1", {3.0}}}, {}},
+      // A rank without a rate does not count toward the majority.
+      {{{"r0", {2.0}}, {"r1", {2.1}}, {"r2", {3.0}}, {"r3", {}}}, {"r0", "r1"}},
+  };
+  for (const Case& c : cases) {
+    auto rates = c.rates;
+    WithdrawDisagreeingRanks(rates, pods, nullptr);
+    std::set<std::string> kept;
+    for (const auto& [uid, r] : rates)
+      if (r.steps_per_second) kept.insert(uid);
+    EXPECT_EQ(kept, c.kept);
+  }
 }
 
 TEST(BurstDetector, GapsSplitBurstsAndAcksAreIgnored) {
