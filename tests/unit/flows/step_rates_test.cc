@@ -238,14 +238,20 @@ TEST_F(StepRateTrackerTest, PruneDropsOldBursts) {
   EXPECT_EQ(tracker.streams(), 0u);
 }
 
-TEST(WithdrawDisagreeingRanks, AllreduceRanksMustAgree) {
+// Ranks r0.. of the allreduce job "ar" (no PS).
+PodList AllreduceRanks(int n) {
   PodList pods;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < n; ++i) {
     PodInfo p = Pod("r" + std::to_string(i), "ar-worker-" + std::to_string(i),
                     "198.18.1." + std::to_string(i + 1), Role::kWorker);
     p.training_job = "ar";
     pods.push_back(p);
   }
+  return pods;
+}
+
+TEST(WithdrawDisagreeingRanks, AllreduceRanksMustAgree) {
+  PodList pods = AllreduceRanks(3);
   PodInfo w = Pod("w0", "job-worker-0", "198.18.0.10", Role::kWorker);
   w.training_job = "job";
   PodInfo ps = Pod("ps0", "job-ps-0", "198.18.0.20", Role::kPs);
@@ -266,13 +272,7 @@ TEST(WithdrawDisagreeingRanks, AllreduceRanksMustAgree) {
 }
 
 TEST(WithdrawDisagreeingRanks, OneMisreadRankGoesAloneWhenTheOthersAgree) {
-  PodList pods;
-  for (int i = 0; i < 4; ++i) {
-    PodInfo p = Pod("r" + std::to_string(i), "ar-worker-" + std::to_string(i),
-                    "198.18.1." + std::to_string(i + 1), Role::kWorker);
-    p.training_job = "ar";
-    pods.push_back(p);
-  }
+  PodList pods = AllreduceRanks(4);
   struct Case {
     std::map<std::string, StepRate> rates;
     std::set<std::string> kept;
