@@ -26,22 +26,25 @@ std::vector<Transition> Engine::Update(
     st.latest.since = since;
     st.exit_streak = 0;
     if (st.active) {
-      // While active the severity may rise, never fall: a cost that hovers
-      // at a threshold must not flip the series' severity label (and reset
-      // every alert's `for` timer). It falls when the diagnosis clears.
-      st.latest.severity = std::max(held, f.diagnosis.severity);
+      st.latest.severity = HeldSeverity(st, held, f.diagnosis.severity);
       continue;
     }
     if (f.level == Finding::Level::kEnter) {
-      if (st.enter_streak++ == 0) st.streak_start = now;
+      if (st.enter_streak++ == 0) {
+        st.streak_start = now;
+        st.streak_severity = f.diagnosis.severity;
+      }
+      st.streak_severity = std::min(st.streak_severity, f.diagnosis.severity);
     } else {
       st.enter_streak = 0;
     }
     if (st.enter_streak >= settings_.enter_windows) {
       st.active = true;
       // `since` is when the condition started to hold, not when the
-      // hysteresis let it through.
+      // hysteresis let it through; the severity is the one it held all
+      // along.
       st.latest.since = st.streak_start;
+      st.latest.severity = st.streak_severity;
       spdlog::warn("[diagnosis] {} entered ({}) for {}/{}: {}", st.latest.kind,
                    SeverityName(st.latest.severity), st.latest.namespace_name,
                    st.latest.pod, st.latest.summary);
@@ -72,6 +75,23 @@ std::vector<Transition> Engine::Update(
     ++it;
   }
   return transitions;
+}
+
+// While active the severity may rise, never fall: a cost that hovers at a
+// threshold must not flip the series' severity label (and reset every
+// alert's `for` timer); it falls when the diagnosis clears. It rises only
+// after `enter_windows` consecutive windows above it, like a diagnosis
+// enters, so one noisy window cannot label it for the rest of its life.
+Severity Engine::HeldSeverity(State& st, Severity held, Severity now) const {
+  if (now <= held) {
+    st.rise_streak = 0;
+    return held;
+  }
+  st.rise_severity =
+      st.rise_streak++ == 0 ? now : std::min(st.rise_severity, now);
+  if (st.rise_streak < settings_.enter_windows) return held;
+  st.rise_streak = 0;
+  return st.rise_severity;
 }
 
 std::vector<Diagnosis> Engine::Active() const {

@@ -26,9 +26,11 @@ class Engine {
   explicit Engine(EngineSettings settings = {});
 
   // One window's findings, evaluated at `now`. Logs a warning line per
-  // entered diagnosis and an info line per cleared one. An active
-  // diagnosis takes each window's evidence, and its severity may rise but
-  // never fall until it clears (no flapping severity label).
+  // entered diagnosis and an info line per cleared one. A diagnosis enters
+  // with the least severity of its entering windows; an active one takes
+  // each window's evidence, and its severity rises after `enter_windows`
+  // consecutive windows above it but never falls until it clears (no
+  // flapping severity label, no label from one noisy window).
   std::vector<Transition> Update(const std::vector<Finding>& findings,
                                  std::chrono::system_clock::time_point now);
   // Active diagnoses in the report order (SortByExpectedGain).
@@ -41,7 +43,13 @@ class Engine {
     int exit_streak = 0;
     bool active = false;
     std::chrono::system_clock::time_point streak_start{};
+    // Least severity over the entering streak, and over the windows above
+    // the held severity while active.
+    Severity streak_severity = Severity::kInfo;
+    int rise_streak = 0;
+    Severity rise_severity = Severity::kInfo;
   };
+  Severity HeldSeverity(State& st, Severity held, Severity now) const;
 
   EngineSettings settings_;
   std::map<std::string, State> states_;

@@ -77,7 +77,10 @@ TEST(EngineTest, SinceIsWhenTheConditionStartedAndSurvivesUpdates) {
   ASSERT_EQ(active.size(), 1u);
   EXPECT_EQ(active[0].since, t0);
   EXPECT_EQ(active[0].summary, "updated");
-  EXPECT_EQ(active[0].severity, Severity::kCritical);
+  // One window above is not yet a higher severity; two in a row are.
+  EXPECT_EQ(active[0].severity, Severity::kWarning);
+  engine.Update({later}, t0 + std::chrono::seconds(12));
+  EXPECT_EQ(engine.Active()[0].severity, Severity::kCritical);
   // The cost falls back under the threshold: the severity holds until the
   // diagnosis clears, so its series never flaps between labels.
   Finding calmer = Make(Finding::Level::kHold);
@@ -85,6 +88,52 @@ TEST(EngineTest, SinceIsWhenTheConditionStartedAndSurvivesUpdates) {
   engine.Update({calmer}, t0 + std::chrono::seconds(15));
   EXPECT_EQ(engine.Active()[0].severity, Severity::kCritical);
 }
+
+// Severities per window (i info, w warning, c critical; every window a
+// finding at the enter level) and the active diagnosis's severity after
+// each ('-' inactive), with the default two-window hysteresis.
+struct SeverityRow {
+  const char* name;
+  const char* windows;
+  const char* held;
+};
+
+Severity SeverityOf(char c) {
+  return c == 'i'   ? Severity::kInfo
+         : c == 'w' ? Severity::kWarning
+                    : Severity::kCritical;
+}
+
+class EngineSeverityTest : public ::testing::TestWithParam<SeverityRow> {};
+
+TEST_P(EngineSeverityTest, RisesAfterTwoWindowsNeverFalls) {
+  const SeverityRow& row = GetParam();
+  Engine engine;
+  const auto t0 = Clock::now();
+  std::string held;
+  for (size_t i = 0; row.windows[i]; ++i) {
+    Finding f = Make(Finding::Level::kEnter);
+    f.diagnosis.severity = SeverityOf(row.windows[i]);
+    engine.Update({f}, t0 + std::chrono::seconds(2 * i));
+    const auto active = engine.Active();
+    held += active.empty() ? '-' : SeverityName(active[0].severity)[0];
+  }
+  EXPECT_EQ(held, row.held);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, EngineSeverityTest,
+    ::testing::Values(
+        // Enters with the least severity of its entering windows.
+        SeverityRow{"enters_low", "wiii", "-iii"},
+        SeverityRow{"enters_high", "cwww", "-www"},
+        // One noisy window does not label it for the rest of its life.
+        SeverityRow{"one_spike", "iiwiii", "-iiiii"},
+        SeverityRow{"two_in_a_row", "iiwwii", "-iiwww"},
+        // Rises to the least of the windows that raised it.
+        SeverityRow{"rises_to_the_lesser", "iicwc", "-iiww"},
+        SeverityRow{"rises_twice", "iiwwcc", "-iiwwc"}),
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(EngineTest, ClearTransitionAndIndependentKeys) {
   Engine engine({.enter_windows = 1, .exit_windows = 1});
