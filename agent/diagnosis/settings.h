@@ -137,7 +137,9 @@ struct SyncPsSettings {
   // the sign of synchronous training (all wait for the slowest, so all move
   // the same bytes per second).
   double similar_spread = 0.25;
-  size_t min_workers = 2;
+  // Two workers at equal rates are as likely asynchronous at the same pace
+  // (and one peer is too few to say a cause stands out): from three on.
+  size_t min_workers = 3;
 };
 
 struct DiagnosisSettings {
