@@ -205,7 +205,8 @@ void WithdrawDisagreeingRanks(std::map<std::string, StepRate>& rates,
   for (auto& [uid, r] : rates) {
     auto job = job_of.find(uid);
     if (job == job_of.end() || !r.steps_per_second) continue;
-    if (!job_rates.count(job->second)) continue;  // a PS job
+    // A PS job (its workers step at their own pace): never withdrawn.
+    if (!job_rates.count(job->second)) continue;
     auto it = agreed.find(job->second);
     if (it == agreed.end() || *r.steps_per_second < it->second.first ||
         *r.steps_per_second > it->second.second) {
