@@ -196,6 +196,48 @@ PodMeta RemoteWorkerMeta(const std::string& key, const JobTraffic& job) {
   return m;
 }
 
+// Whether a node's link runs at `ratio` of its speed or more, either way.
+bool NodeLinkFull(const WindowStats& w, const std::string& node, double ratio) {
+  auto it = w.nodes.find(node);
+  if (it == w.nodes.end()) return false;
+  const NodeStats& link = it->second;
+  const auto& speed = link.nic_speed_bytes_per_second;
+  if (!speed || *speed <= 0) return false;
+  for (const auto& rate :
+       {link.receive_bytes_per_second, link.transmit_bytes_per_second}) {
+    if (rate && *rate / *speed >= ratio) return true;
+  }
+  return false;
+}
+
+// Whether the worker's exchange crosses a full link that its peers' cross
+// too: a PS's own link (every worker exchanges with every PS) or the NIC of
+// a node between the worker and a PS. TCP flows sharing a full link take
+// turns for many seconds, so a worker's smaller share there is the link's
+// doing, which network_saturated names. `worker` is null for a worker seen
+// only from this node's PS.
+bool SharesAFullLink(const DetectorInput& in, const JobTraffic& job,
+                     const PodStats* worker, const NetworkSettings& s) {
+  bool ps_elsewhere = false;
+  for (const PsTraffic& ps : job.ps_traffic) {
+    auto it = in.recent.pods.find(ps.key);
+    if (it == in.recent.pods.end()) {
+      ps_elsewhere = true;
+      continue;
+    }
+    const PodStats& pod = it->second;
+    for (bool receive : {true, false}) {
+      auto use = LinkUtilization(pod, receive);
+      if (use && use->ratio >= s.exit_ratio) return true;
+    }
+    if (worker && worker->meta.node == pod.meta.node) continue;
+    if (NodeLinkFull(in.recent, pod.meta.node, s.exit_ratio)) return true;
+    ps_elsewhere = true;
+  }
+  return worker && ps_elsewhere &&
+         NodeLinkFull(in.recent, worker->meta.node, s.exit_ratio);
+}
+
 }  // namespace
 
 void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
@@ -232,15 +274,21 @@ void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
       if (it == in.recent.pods.end() && std::string(measured_from) != "ps") {
         continue;
       }
+      const bool local = it != in.recent.pods.end();
       PodStats remote;
-      if (it == in.recent.pods.end()) remote.meta = RemoteWorkerMeta(key, job);
-      const PodStats& pod = it != in.recent.pods.end() ? it->second : remote;
+      if (!local) remote.meta = RemoteWorkerMeta(key, job);
+      const PodStats& pod = local ? it->second : remote;
+      auto causes = LikelyCauses(pod, all);
+      // On a full shared link only a cause of its own makes it a straggler.
+      if (causes.empty() &&
+          SharesAFullLink(in, job, local ? &pod : nullptr, all.network)) {
+        continue;
+      }
       Finding f;
       f.level = ratio < s.enter_ratio ? Finding::Level::kEnter
                                       : Finding::Level::kHold;
       f.diagnosis =
           NewDiagnosis(kStragglerWorker, Severity::kWarning, pod.meta);
-      auto causes = LikelyCauses(pod, all);
       f.diagnosis.evidence = {{"ps_exchange_bytes_per_second", Round4(rate)},
                               {"peer_median_bytes_per_second", Round4(median)},
                               {"ratio_to_median", Round4(ratio)},

@@ -154,6 +154,18 @@ TEST(ClusterNodeView, CrossNodeStragglerSeenFromTheLocalPs) {
   EXPECT_NE(d.summary.find("seen from this node's PS"), std::string::npos);
 }
 
+TEST(ClusterNodeView, ASmallerShareOfTheFullPsNodeNicIsTheLinks) {
+  // All five exchanges cross node-a's NIC, full at 18 of 20 MB/s.
+  WindowBuilder b;
+  b.Node(std::nullopt, 20e6).NodeTraffic(18e6, 18e6);
+  Window w = b.Build();
+  const Window ps = PsNode({4e6, 4e6, 0.5e6, 4.2e6, 3.8e6});
+  w.pods = ps.pods;
+  w.peer_roles = ps.peer_roles;
+  w.job_ps = ps.job_ps;
+  EXPECT_TRUE(FindingsOf(kStragglerWorker, w).empty());
+}
+
 TEST(ClusterNodeView, BalancedWorkersSeenFromThePsAreFine) {
   EXPECT_TRUE(
       FindingsOf(kStragglerWorker, PsNode({4e6, 4e6, 3.9e6, 4.2e6, 3.8e6}))

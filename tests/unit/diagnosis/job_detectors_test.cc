@@ -109,6 +109,53 @@ TEST(StragglerTest, SlowLinkCause) {
             nlohmann::json::array({"slow_link"}));
 }
 
+// ctr-ps-0's link, shaped to 1.1 MB/s, carries 1 MB/s: the workers share
+// it, and their shares of a full link are TCP's turns, not their speed.
+WindowBuilder BehindAFullPsLink(const std::vector<double>& rates) {
+  auto b = Workers(rates);
+  b.Pod("ctr-ps-0", Role::kPs)
+      .Counter(&PodPoint::network_transmit_bytes, 1.0 * MB);
+  b.Meta().egress_limit_bytes_per_second = 1.1 * MB;
+  return b;
+}
+
+// The job's PS run elsewhere, behind node-a's NIC (2 MB/s) that carries
+// `nic_rate` each way.
+Window BehindTheNodeNic(double nic_rate) {
+  WindowBuilder b;
+  b.Node(std::nullopt, 2 * MB).NodeTraffic(nic_rate, nic_rate);
+  const std::vector<double> rates = {MB, MB, MB, 0.3 * MB};
+  for (size_t i = 0; i < rates.size(); ++i) {
+    b.Pod("ctr-worker-" + std::to_string(i), Role::kWorker)
+        .Peer(Key("ctr-ps-0"), Role::kPs, rates[i] / 2, rates[i] / 2);
+  }
+  return b.Build();
+}
+
+TEST(StragglerTest, ASmallerShareOfAFullSharedLinkIsTheLinks) {
+  EXPECT_TRUE(FindingsOf(kStragglerWorker,
+                         BehindAFullPsLink({MB, MB, MB, 0.3 * MB}).Build())
+                  .empty());
+  EXPECT_TRUE(FindingsOf(kStragglerWorker, BehindTheNodeNic(1.9 * MB)).empty());
+  // The same share behind a NIC with room is the worker's own.
+  EXPECT_EQ(FindingsOf(kStragglerWorker, BehindTheNodeNic(0.8 * MB)).size(),
+            1u);
+}
+
+TEST(StragglerTest, OnAFullSharedLinkACauseOfItsOwnStillCounts) {
+  auto b = BehindAFullPsLink({MB, MB, MB, 0.3 * MB});
+  b.Pod("ctr-worker-3", Role::kWorker)
+      .Peer(Key("ctr-ps-0"), Role::kPs, 0.3 * MB / 4, 0.3 * MB / 4)
+      .Peer(Key("ctr-ps-1"), Role::kPs, 0.3 * MB / 4, 0.3 * MB / 4)
+      .Counter(&PodPoint::cpu_periods, 10)
+      .Counter(&PodPoint::cpu_throttled_periods, 5);
+  auto found = FindingsOf(kStragglerWorker, b.Build());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].diagnosis.pod, "ctr-worker-3");
+  EXPECT_EQ(found[0].diagnosis.evidence["likely_causes"],
+            nlohmann::json::array({"cpu_throttled"}));
+}
+
 // Workers at 1 MB/s; the last one at `rate` with IO stall ratio `psi`.
 Window Io(double rate, std::optional<double> psi) {
   auto b = Workers({MB, MB, MB, rate});
