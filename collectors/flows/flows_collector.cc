@@ -169,7 +169,7 @@ void FlowsCollector::UpdateStepRates(const std::vector<BurstEvent>& bursts,
       spdlog::debug("[flows] steps {}", line);
   }
   auto rates = step_rates_.Rates(now_s);
-  WithdrawDisagreeingRanks(rates, pods, peer_pods);
+  ReconcileRanks(rates, pods, peer_pods);
   for (const auto& [uid, rate] : rates) {
     out.step_rates.push_back({uid, rate.steps_per_second,
                               static_cast<unsigned>(rate.streams),

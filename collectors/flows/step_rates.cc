@@ -157,10 +157,40 @@ std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) const {
   return out;
 }
 
-void WithdrawDisagreeingRanks(std::map<std::string, StepRate>& rates,
-                              const PodList& pods, const PodList* peer_pods,
-                              double tolerance) {
-  using Job = std::pair<std::string, std::string>;
+namespace {
+
+using Job = std::pair<std::string, std::string>;
+
+// The rates a job's ranks agree on: the largest set within `tolerance` of
+// its slowest member, with how many ranks it holds.
+struct Agreement {
+  double min = 0, max = 0, median = 0;
+  size_t ranks = 0;
+};
+
+Agreement LargestAgreement(std::vector<double> values, double tolerance) {
+  std::sort(values.begin(), values.end());
+  size_t best = 0, best_from = 0;
+  for (size_t from = 0, to = 0; from < values.size(); ++from) {
+    to = std::max(to, from);
+    while (to + 1 < values.size() &&
+           values[to + 1] <= values[from] * (1 + tolerance))
+      ++to;
+    if (to - from + 1 > best) {
+      best = to - from + 1;
+      best_from = from;
+    }
+  }
+  const auto first = values.begin() + static_cast<long>(best_from);
+  const double median =
+      best % 2 ? first[best / 2] : (first[best / 2 - 1] + first[best / 2]) / 2;
+  return {*first, first[static_cast<long>(best) - 1], median, best};
+}
+
+}  // namespace
+
+void ReconcileRanks(std::map<std::string, StepRate>& rates, const PodList& pods,
+                    const PodList* peer_pods, double tolerance) {
   std::set<Job> with_ps;
   std::map<std::string, Job> job_of;  // step-running pods by uid
   for (const PodList* list : {&pods, peer_pods}) {
@@ -172,45 +202,41 @@ void WithdrawDisagreeingRanks(std::map<std::string, StepRate>& rates,
       if (RunsTrainingSteps(p.role)) job_of.emplace(p.uid, job);
     }
   }
-  std::map<Job, std::vector<double>> job_rates;
-  for (const auto& [uid, r] : rates) {
+  // A PS job's workers step at their own pace: left as they are.
+  auto rank_job = [&](const std::string& uid) -> const Job* {
     auto job = job_of.find(uid);
-    if (job == job_of.end() || with_ps.count(job->second) ||
-        !r.steps_per_second)
-      continue;
-    job_rates[job->second].push_back(*r.steps_per_second);
+    if (job == job_of.end() || with_ps.count(job->second)) return nullptr;
+    return &job->second;
+  };
+  std::map<Job, std::vector<double>> job_rates;
+  std::map<Job, size_t> ranks_seen;
+  for (const auto& [uid, r] : rates) {
+    const Job* job = rank_job(uid);
+    if (!job) continue;
+    if (r.steps_per_second) job_rates[*job].push_back(*r.steps_per_second);
+    if (r.steps_per_second || r.streams_seen > 0) ++ranks_seen[*job];
   }
-  // Per job, the rates the ranks agree on: the largest set within
-  // `tolerance` of its slowest member, when it is a strict majority of the
-  // ranks with a rate. One rank misread (its streams cut by contention) is
-  // withdrawn alone; no majority (a paced ring) withdraws them all.
-  std::map<Job, std::pair<double, double>> agreed;  // min, max
+  std::map<Job, Agreement> agreed;
   for (auto& [job, values] : job_rates) {
-    std::sort(values.begin(), values.end());
-    size_t best = 0, best_from = 0;
-    for (size_t from = 0, to = 0; from < values.size(); ++from) {
-      to = std::max(to, from);
-      while (to + 1 < values.size() &&
-             values[to + 1] <= values[from] * (1 + tolerance))
-        ++to;
-      if (to - from + 1 > best) {
-        best = to - from + 1;
-        best_from = from;
-      }
-    }
-    if (2 * best > values.size()) {
-      agreed[job] = {values[best_from], values[best_from + best - 1]};
-    }
+    Agreement a = LargestAgreement(values, tolerance);
+    if (2 * a.ranks > values.size()) agreed[job] = a;
   }
   for (auto& [uid, r] : rates) {
-    auto job = job_of.find(uid);
-    if (job == job_of.end() || !r.steps_per_second) continue;
-    // A PS job (its workers step at their own pace): never withdrawn.
-    if (!job_rates.count(job->second)) continue;
-    auto it = agreed.find(job->second);
-    if (it == agreed.end() || *r.steps_per_second < it->second.first ||
-        *r.steps_per_second > it->second.second) {
+    const Job* job = rank_job(uid);
+    if (!job || (!r.steps_per_second && r.streams_seen == 0)) continue;
+    auto it = agreed.find(*job);
+    if (it == agreed.end()) {
       r.steps_per_second.reset();
+      continue;
+    }
+    const Agreement& a = it->second;
+    if (r.steps_per_second && *r.steps_per_second >= a.min &&
+        *r.steps_per_second <= a.max)
+      continue;
+    r.steps_per_second.reset();
+    if (2 * a.ranks > ranks_seen[*job]) {
+      r.steps_per_second = a.median;
+      r.from_job_ranks = true;
     }
   }
 }

@@ -41,6 +41,8 @@ struct StepRate {
   size_t streams = 0;       // (peer, direction) streams with a period
   size_t streams_seen = 0;  // streams with bursts in the window
   double jitter = 0;        // of the stream nearest the pod's rate
+  // An allreduce rank given its job's agreed rate (ReconcileRanks).
+  bool from_job_ranks = false;
 };
 
 // A slowdown the window's estimate lags behind: when the last three gaps
@@ -54,17 +56,19 @@ std::optional<PeriodEstimate> RecentChange(std::span<const BurstPoint> window,
                                            double period_s);
 
 // Ranks of one allreduce job step together: their rates can only differ by
-// noise. A rate outside the largest set of the job's local ranks that agree
-// within `tolerance` (relative to its slowest) is withdrawn rather than
-// reported wrong, when that set is a strict majority: one rank whose
-// streams a contended link cut is misread. Without such a majority (two
-// ranks that disagree; a ring paced by one slow link, which sends its
-// chunks at a uniform pace with no silence marking the steps) every rank's
-// rate is withdrawn. `pods` and `peer_pods` (may be null) tell the jobs'
-// roles.
-void WithdrawDisagreeingRanks(std::map<std::string, StepRate>& rates,
-                              const PodList& pods, const PodList* peer_pods,
-                              double tolerance = 0.15);
+// noise. Per job, the largest set of its local ranks whose rates agree
+// within `tolerance` (relative to its slowest) is trusted when it is a
+// strict majority of the ranks with a rate; a rate outside it is a misread
+// (a contended link cut that rank's streams). When the set is also a strict
+// majority of the ranks whose exchanges were seen, a rank outside it or
+// without a period takes the set's median (`from_job_ranks`): the ring
+// cannot step without it. Otherwise a rate outside the set is withdrawn.
+// Without such a majority (two ranks that disagree; a ring paced by one slow
+// link, which sends its chunks at a uniform pace with no silence marking the
+// steps) every rank's rate is withdrawn. `pods` and `peer_pods` (may be
+// null) tell the jobs' roles.
+void ReconcileRanks(std::map<std::string, StepRate>& rates, const PodList& pods,
+                    const PodList* peer_pods, double tolerance = 0.15);
 
 // Burst trains per (local pod, peer pod, direction), bounded in time and
 // count; forgets the pods that left. The rate of a pod is the median of its

@@ -250,7 +250,7 @@ PodList AllreduceRanks(int n) {
   return pods;
 }
 
-TEST(WithdrawDisagreeingRanks, AllreduceRanksMustAgree) {
+TEST(ReconcileRanks, AllreduceRanksMustAgree) {
   PodList pods = AllreduceRanks(3);
   PodInfo w = Pod("w0", "job-worker-0", "198.18.0.10", Role::kWorker);
   w.training_job = "job";
@@ -260,41 +260,72 @@ TEST(WithdrawDisagreeingRanks, AllreduceRanksMustAgree) {
   pods.push_back(ps);
   std::map<std::string, StepRate> agree = {
       {"r0", {2.0}}, {"r1", {2.1}}, {"r2", {1.95}}, {"w0", {5.0}}};
-  WithdrawDisagreeingRanks(agree, pods, nullptr);
+  ReconcileRanks(agree, pods, nullptr);
   EXPECT_TRUE(agree["r0"].steps_per_second && agree["r2"].steps_per_second);
+  EXPECT_FALSE(agree["r0"].from_job_ranks);
   std::map<std::string, StepRate> paced = {
       {"r0", {4.0}}, {"r1", {3.0}}, {"r2", {5.7}}, {"w0", {5.0}}};
-  WithdrawDisagreeingRanks(paced, pods, nullptr);
+  ReconcileRanks(paced, pods, nullptr);
   EXPECT_FALSE(paced["r0"].steps_per_second.has_value());
   EXPECT_FALSE(paced["r2"].steps_per_second.has_value());
   // A PS job's workers step at their own pace: never withdrawn.
   EXPECT_TRUE(paced["w0"].steps_per_second.has_value());
 }
 
-TEST(WithdrawDisagreeingRanks, OneMisreadRankGoesAloneWhenTheOthersAgree) {
+// A rank with exchanges seen but no rate of its own.
+StepRate SeenWithoutPeriod() {
+  StepRate r;
+  r.streams_seen = 2;
+  return r;
+}
+
+TEST(ReconcileRanks, AMisreadRankTakesTheRateItsMajorityAgreesOn) {
   PodList pods = AllreduceRanks(4);
+  using Rates = std::map<std::string, std::optional<double>>;
   struct Case {
+    const char* name;
     std::map<std::string, StepRate> rates;
-    std::set<std::string> kept;
+    Rates want;
   };
   const Case cases[] = {
-      // Three agree, one read its cut streams' rhythm: only it goes.
-      {{{"r0", {2.0}}, {"r1", {2.05}}, {"r2", {1.98}}, {"r3", {3.1}}},
-       {"r0", "r1", "r2"}},
-      // Two against two: no majority, nothing is trusted.
-      {{{"r0", {2.0}}, {"r1", {2.05}}, {"r2", {3.0}}, {"r3", {3.1}}}, {}},
-      // Two ranks that disagree: neither can be told right.
-      {{{"r0", {2.0}}, {"r1", {3.0}}}, {}},
-      // A rank without a rate does not count toward the majority.
-      {{{"r0", {2.0}}, {"r1", {2.1}}, {"r2", {3.0}}, {"r3", {}}}, {"r0", "r1"}},
+      {"three agree, one read its cut streams' rhythm: it takes theirs",
+       {{"r0", {2.0}}, {"r1", {2.05}}, {"r2", {1.98}}, {"r3", {3.1}}},
+       {{"r0", 2.0}, {"r1", 2.05}, {"r2", 1.98}, {"r3", 2.0}}},
+      {"three agree, one seen without a period: it takes theirs",
+       {{"r0", {2.0}},
+        {"r1", {2.1}},
+        {"r2", {2.05}},
+        {"r3", SeenWithoutPeriod()}},
+       {{"r0", 2.0}, {"r1", 2.1}, {"r2", 2.05}, {"r3", 2.05}}},
+      {"two against two: no majority, nothing is trusted",
+       {{"r0", {2.0}}, {"r1", {2.05}}, {"r2", {3.0}}, {"r3", {3.1}}},
+       {{"r0", {}}, {"r1", {}}, {"r2", {}}, {"r3", {}}}},
+      {"two ranks that disagree: neither can be told right",
+       {{"r0", {2.0}}, {"r1", {3.0}}},
+       {{"r0", {}}, {"r1", {}}}},
+      {"two of three seen agree: a majority, the third takes their median",
+       {{"r0", {2.0}}, {"r1", {2.1}}, {"r2", {3.0}}, {"r3", {}}},
+       {{"r0", 2.0}, {"r1", 2.1}, {"r2", 2.05}, {"r3", {}}}},
+      {"two agree of four seen: kept, the others left without a rate",
+       {{"r0", {2.0}},
+        {"r1", {2.1}},
+        {"r2", SeenWithoutPeriod()},
+        {"r3", SeenWithoutPeriod()}},
+       {{"r0", 2.0}, {"r1", 2.1}, {"r2", {}}, {"r3", {}}}},
   };
   for (const Case& c : cases) {
     auto rates = c.rates;
-    WithdrawDisagreeingRanks(rates, pods, nullptr);
-    std::set<std::string> kept;
-    for (const auto& [uid, r] : rates)
-      if (r.steps_per_second) kept.insert(uid);
-    EXPECT_EQ(kept, c.kept);
+    ReconcileRanks(rates, pods, nullptr);
+    Rates got;
+    for (const auto& [uid, r] : rates) {
+      got[uid] = r.steps_per_second;
+      EXPECT_EQ(r.from_job_ranks,
+                r.steps_per_second &&
+                    (!c.rates.at(uid).steps_per_second ||
+                     *c.rates.at(uid).steps_per_second != *r.steps_per_second))
+          << c.name << ": " << uid;
+    }
+    EXPECT_EQ(got, c.want) << c.name;
   }
 }
 
