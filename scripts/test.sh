@@ -24,11 +24,16 @@ ctest_args=(--test-dir "$build_dir" --output-on-failure --timeout 600)
 # The system tests' slots: one per test (the real frameworks run alone,
 # tests/unit/trainsim/CMakeLists.txt); most of their time is sleep.
 system_jobs=${TRAINSCOPE_SYSTEM_TEST_JOBS:-3}
+# A system test that fails is run once more before the run fails: on two
+# shared cores, beside two more scenarios and a compiler, a scenario's timing
+# checks fail now and then (docs/reliability.md, "One retry"). The first
+# try's verdict stays in the log, listed at the end.
+system_tries=${TRAINSCOPE_SYSTEM_TEST_TRIES:-2}
 
 failed_scenarios() {
   # The verdicts of the failed scenarios, last, where a truncated CI log
   # still shows them (the full output is in Testing/Temporary/LastTest.log).
-  echo "[test] failed scenario verdicts:"
+  echo "[test] ${1:-failed} scenario verdicts:"
   grep -h '^{"scenario":.*"passed":false' "$build_dir"/Testing/Temporary/LastTest*.log 2>/dev/null |
     cut -c1-1500 || true
 }
@@ -63,7 +68,8 @@ if [ $# -gt 0 ]; then
 fi
 
 rc=0
-ctest "${ctest_args[@]}" -j "$system_jobs" -L 'scenario|deploy|bench-smoke|browser|lint|soak' || rc=$?
+ctest "${ctest_args[@]}" -j "$system_jobs" --repeat "until-pass:$system_tries" \
+  -L 'scenario|deploy|bench-smoke|browser|lint|soak' || rc=$?
 echo "[test] normal build's suites done after $(($(date +%s) - start)) s (rc $rc)"
 wait "$sanitize_pid" || sanitize_build_rc=$?
 echo "[test] sanitizer tree built after $(($(date +%s) - start)) s (rc $sanitize_build_rc)"
@@ -73,5 +79,9 @@ if [ "$sanitize_build_rc" -eq 0 ]; then
   bash scripts/sanitize.sh --phase test || san_rc=$?
 fi
 echo "[test] all done after $(($(date +%s) - start)) s; normal rc $rc, sanitizer rc $san_rc"
-[ "$rc" -eq 0 ] || failed_scenarios
+if [ "$rc" -eq 0 ]; then
+  failed_scenarios "passed on the second try, first try's"
+else
+  failed_scenarios
+fi
 [ "$rc" -eq 0 ] && [ "$san_rc" -eq 0 ]
