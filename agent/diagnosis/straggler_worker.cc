@@ -210,32 +210,31 @@ bool NodeLinkFull(const WindowStats& w, const std::string& node, double ratio) {
   return false;
 }
 
-// Whether the worker's exchange crosses a full link that its peers' cross
-// too: a PS's own link (every worker exchanges with every PS) or the NIC of
-// a node between the worker and a PS. TCP flows sharing a full link take
-// turns for many seconds, so a worker's smaller share there is the link's
-// doing, which network_saturated names. `worker` is null for a worker seen
-// only from this node's PS.
-bool SharesAFullLink(const DetectorInput& in, const JobTraffic& job,
-                     const PodStats* worker, const NetworkSettings& s) {
-  bool ps_elsewhere = false;
+// Whether the compared exchanges are all shares of one full link, so that a
+// smaller one is the link's arbitration (TCP flows on a full link take turns
+// for many seconds), which network_saturated names: a PS's own link (every
+// worker exchanges with every PS each step), or, compared from this node's
+// PS, this node's NIC, which the exchange of every worker elsewhere crosses.
+// Compared from the workers' side a full NIC proves nothing: it may carry
+// only a part of the workers' exchanges, or of only some of them. `worker`
+// is null for a worker seen only from this node's PS.
+bool ExchangesShareAFullLink(const DetectorInput& in, const JobTraffic& job,
+                             const PodStats* worker, bool from_ps_side,
+                             const NetworkSettings& s) {
   for (const PsTraffic& ps : job.ps_traffic) {
     auto it = in.recent.pods.find(ps.key);
-    if (it == in.recent.pods.end()) {
-      ps_elsewhere = true;
-      continue;
-    }
+    if (it == in.recent.pods.end()) continue;
     const PodStats& pod = it->second;
     for (bool receive : {true, false}) {
       auto use = LinkUtilization(pod, receive);
       if (use && use->ratio >= s.exit_ratio) return true;
     }
-    if (worker && worker->meta.node == pod.meta.node) continue;
-    if (NodeLinkFull(in.recent, pod.meta.node, s.exit_ratio)) return true;
-    ps_elsewhere = true;
+    const bool crosses_nic = !worker || worker->meta.node != pod.meta.node;
+    if (from_ps_side && crosses_nic &&
+        NodeLinkFull(in.recent, pod.meta.node, s.exit_ratio))
+      return true;
   }
-  return worker && ps_elsewhere &&
-         NodeLinkFull(in.recent, worker->meta.node, s.exit_ratio);
+  return false;
 }
 
 }  // namespace
@@ -281,7 +280,9 @@ void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
       auto causes = LikelyCauses(pod, all);
       // On a full shared link only a cause of its own makes it a straggler.
       if (causes.empty() &&
-          SharesAFullLink(in, job, local ? &pod : nullptr, all.network)) {
+          ExchangesShareAFullLink(in, job, local ? &pod : nullptr,
+                                  std::string(measured_from) == "ps",
+                                  all.network)) {
         continue;
       }
       Finding f;

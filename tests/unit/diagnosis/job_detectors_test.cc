@@ -132,13 +132,17 @@ Window BehindTheNodeNic(double nic_rate) {
   return b.Build();
 }
 
-TEST(StragglerTest, ASmallerShareOfAFullSharedLinkIsTheLinks) {
+TEST(StragglerTest, ASmallerShareOfAFullPsLinkIsTheLinks) {
   EXPECT_TRUE(FindingsOf(kStragglerWorker,
                          BehindAFullPsLink({MB, MB, MB, 0.3 * MB}).Build())
                   .empty());
-  EXPECT_TRUE(FindingsOf(kStragglerWorker, BehindTheNodeNic(1.9 * MB)).empty());
-  // The same share behind a NIC with room is the worker's own.
-  EXPECT_EQ(FindingsOf(kStragglerWorker, BehindTheNodeNic(0.8 * MB)).size(),
+}
+
+// From the workers' side a full NIC may carry a part of the exchanges only,
+// or those of some workers only (the cluster view's straggler on a node
+// whose NIC other pods fill): the worker is still compared.
+TEST(StragglerTest, AFullNodeNicSeenFromTheWorkersProvesNothing) {
+  EXPECT_EQ(FindingsOf(kStragglerWorker, BehindTheNodeNic(1.9 * MB)).size(),
             1u);
 }
 
