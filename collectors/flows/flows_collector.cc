@@ -171,6 +171,9 @@ void FlowsCollector::UpdateStepRates(const std::vector<BurstEvent>& bursts,
   auto rates = step_rates_.Rates(now_s);
   ReconcileRanks(rates, pods, peer_pods);
   for (const auto& [uid, rate] : rates) {
+    if (rate.from_job_ranks)
+      spdlog::debug("[flows] steps {} takes its ranks' agreed {:.3f}/s", uid,
+                    rate.steps_per_second.value_or(0));
     out.step_rates.push_back({uid, rate.steps_per_second,
                               static_cast<unsigned>(rate.streams),
                               static_cast<unsigned>(rate.streams_seen)});
