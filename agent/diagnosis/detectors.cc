@@ -131,6 +131,19 @@ std::optional<LinkUse> LinkUtilization(const PodStats& pod, bool receive) {
   return best;
 }
 
+std::optional<NodeLinkUse> NodeLinkUtilization(const NodeStats& link) {
+  const double speed = link.nic_speed_bytes_per_second.value_or(0);
+  if (speed <= 0) return std::nullopt;
+  std::optional<NodeLinkUse> fuller;
+  for (bool rx : {true, false}) {
+    const auto& rate =
+        rx ? link.receive_bytes_per_second : link.transmit_bytes_per_second;
+    if (rate && (!fuller || *rate > fuller->bytes_per_second))
+      fuller = NodeLinkUse{*rate / speed, *rate, speed, rx};
+  }
+  return fuller;
+}
+
 double Median(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());

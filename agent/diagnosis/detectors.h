@@ -111,6 +111,16 @@ struct LinkUse {
 };
 std::optional<LinkUse> LinkUtilization(const PodStats& pod, bool receive);
 
+// A node's link in its fuller direction: empty without a known speed or
+// rate.
+struct NodeLinkUse {
+  double ratio = 0;
+  double bytes_per_second = 0;
+  double capacity_bytes_per_second = 0;
+  bool receive = false;
+};
+std::optional<NodeLinkUse> NodeLinkUtilization(const NodeStats& link);
+
 // Share of its job's PS traffic at which a PS enters hot_parameter_server
 // by the ratio rule (2-4 PS: 3:1 for 2 PS, 2x fair otherwise), and the
 // least share at which the detector can still hold it (any rule, any PS

@@ -215,20 +215,12 @@ Diagnosis NodeLinkDiagnosis(const NodeLinkFigures& link,
 void DetectNodeLink(const DetectorInput& in, const NetworkSettings& s,
                     const std::string& node, const NodeStats& link,
                     std::vector<Finding>& out) {
-  const double speed = link.nic_speed_bytes_per_second.value_or(0);
-  if (speed <= 0) return;
-  std::optional<double> worst_rate;
-  bool receive = false;
-  for (bool rx : {true, false}) {
-    const auto& rate =
-        rx ? link.receive_bytes_per_second : link.transmit_bytes_per_second;
-    if (rate && (!worst_rate || *rate > *worst_rate)) {
-      worst_rate = rate;
-      receive = rx;
-    }
-  }
-  if (!worst_rate) return;
-  const double ratio = *worst_rate / speed;
+  const auto fuller = NodeLinkUtilization(link);
+  if (!fuller) return;
+  const double speed = fuller->capacity_bytes_per_second;
+  const double worst_rate = fuller->bytes_per_second;
+  const bool receive = fuller->receive;
+  const double ratio = fuller->ratio;
   if (ratio < s.exit_ratio) return;
   std::vector<PodOnLink> pods;
   for (const auto& [key, pod] : in.recent.pods) {
@@ -237,7 +229,7 @@ void DetectNodeLink(const DetectorInput& in, const NetworkSettings& s,
         use && !use->shaped && use->ratio >= s.enter_ratio) {
       return;  // one pod fills the link: its own finding says it
     }
-    const double rate = OnLinkRate(in.recent, pod, receive, *worst_rate);
+    const double rate = OnLinkRate(in.recent, pod, receive, worst_rate);
     if (rate > 0) pods.push_back({&pod, rate});
   }
   std::sort(pods.begin(), pods.end(), [](const auto& a, const auto& b) {
@@ -258,7 +250,7 @@ void DetectNodeLink(const DetectorInput& in, const NetworkSettings& s,
   f.level =
       ratio >= s.enter_ratio ? Finding::Level::kEnter : Finding::Level::kHold;
   f.diagnosis =
-      NodeLinkDiagnosis({node, receive, *worst_rate, speed}, listed, cost);
+      NodeLinkDiagnosis({node, receive, worst_rate, speed}, listed, cost);
   out.push_back(std::move(f));
 }
 

@@ -196,20 +196,6 @@ PodMeta RemoteWorkerMeta(const std::string& key, const JobTraffic& job) {
   return m;
 }
 
-// Whether a node's link runs at `ratio` of its speed or more, either way.
-bool NodeLinkFull(const WindowStats& w, const std::string& node, double ratio) {
-  auto it = w.nodes.find(node);
-  if (it == w.nodes.end()) return false;
-  const NodeStats& link = it->second;
-  const auto& speed = link.nic_speed_bytes_per_second;
-  if (!speed || *speed <= 0) return false;
-  for (const auto& rate :
-       {link.receive_bytes_per_second, link.transmit_bytes_per_second}) {
-    if (rate && *rate / *speed >= ratio) return true;
-  }
-  return false;
-}
-
 // Whether the compared exchanges are all shares of one full link, so that a
 // smaller one is the link's arbitration (TCP flows on a full link take turns
 // for many seconds), which network_saturated names: a PS's own link (every
@@ -230,9 +216,11 @@ bool ExchangesShareAFullLink(const DetectorInput& in, const JobTraffic& job,
       if (use && use->ratio >= s.exit_ratio) return true;
     }
     const bool crosses_nic = !worker || worker->meta.node != pod.meta.node;
-    if (from_ps_side && crosses_nic &&
-        NodeLinkFull(in.recent, pod.meta.node, s.exit_ratio))
-      return true;
+    if (!from_ps_side || !crosses_nic) continue;
+    auto node = in.recent.nodes.find(pod.meta.node);
+    if (node == in.recent.nodes.end()) continue;
+    auto nic = NodeLinkUtilization(node->second);
+    if (nic && nic->ratio >= s.exit_ratio) return true;
   }
   return false;
 }
@@ -252,11 +240,11 @@ void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
     }
     // Too few local workers to compare, but a local PS serves more: compare
     // every worker by its exchange with that PS (cross-node stragglers).
-    const char* measured_from = "workers";
+    bool from_ps_side = false;
     if (workers.size() < s.min_workers &&
         job.ps_side_worker_exchange.size() >= s.min_workers) {
       workers = job.ps_side_worker_exchange;
-      measured_from = "ps";
+      from_ps_side = true;
     }
     if (workers.size() < s.min_workers) continue;
     for (const auto& [key, rate] : workers) {
@@ -269,19 +257,16 @@ void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
       const double ratio = rate / median;
       if (ratio >= s.exit_ratio) continue;
       auto it = in.recent.pods.find(key);
-      // A remote worker (PS side) has no local samples: no causes to show.
-      if (it == in.recent.pods.end() && std::string(measured_from) != "ps") {
-        continue;
-      }
       const bool local = it != in.recent.pods.end();
+      // A remote worker (PS side) has no local samples: no causes to show.
+      if (!local && !from_ps_side) continue;
       PodStats remote;
       if (!local) remote.meta = RemoteWorkerMeta(key, job);
       const PodStats& pod = local ? it->second : remote;
       auto causes = LikelyCauses(pod, all);
       // On a full shared link only a cause of its own makes it a straggler.
       if (causes.empty() &&
-          ExchangesShareAFullLink(in, job, local ? &pod : nullptr,
-                                  std::string(measured_from) == "ps",
+          ExchangesShareAFullLink(in, job, local ? &pod : nullptr, from_ps_side,
                                   all.network)) {
         continue;
       }
@@ -290,19 +275,19 @@ void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
                                       : Finding::Level::kHold;
       f.diagnosis =
           NewDiagnosis(kStragglerWorker, Severity::kWarning, pod.meta);
-      f.diagnosis.evidence = {{"ps_exchange_bytes_per_second", Round4(rate)},
-                              {"peer_median_bytes_per_second", Round4(median)},
-                              {"ratio_to_median", Round4(ratio)},
-                              {"workers", workers.size()},
-                              {"measured_from", measured_from},
-                              {"likely_causes", causes}};
+      f.diagnosis.evidence = {
+          {"ps_exchange_bytes_per_second", Round4(rate)},
+          {"peer_median_bytes_per_second", Round4(median)},
+          {"ratio_to_median", Round4(ratio)},
+          {"workers", workers.size()},
+          {"measured_from", from_ps_side ? "ps" : "workers"},
+          {"likely_causes", causes}};
       SetStragglerImpact(in, key, pod.meta, ratio, workers.size(), f.diagnosis);
       f.diagnosis.summary = fmt::format(
           "Worker {} exchanges {:.0f}% of the median of job {}'s other "
           "workers with the PS{}{}.",
           pod.meta.pod, ratio * 100, job.training_job,
-          std::string(measured_from) == "ps" ? " (seen from this node's PS)"
-                                             : "",
+          from_ps_side ? " (seen from this node's PS)" : "",
           causes.empty()
               ? ""
               : fmt::format(" (likely cause: {})", fmt::join(causes, ", ")));

@@ -156,13 +156,11 @@ TEST(ClusterNodeView, CrossNodeStragglerSeenFromTheLocalPs) {
 
 TEST(ClusterNodeView, ASmallerShareOfTheFullPsNodeNicIsTheLinks) {
   // All five exchanges cross node-a's NIC, full at 18 of 20 MB/s.
-  WindowBuilder b;
-  b.Node(std::nullopt, 20e6).NodeTraffic(18e6, 18e6);
-  Window w = b.Build();
-  const Window ps = PsNode({4e6, 4e6, 0.5e6, 4.2e6, 3.8e6});
-  w.pods = ps.pods;
-  w.peer_roles = ps.peer_roles;
-  w.job_ps = ps.job_ps;
+  const Window nic =
+      WindowBuilder().Node(std::nullopt, 20e6).NodeTraffic(18e6, 18e6).Build();
+  Window w = PsNode({4e6, 4e6, 0.5e6, 4.2e6, 3.8e6});
+  w.nodes = nic.nodes;
+  w.node_points = nic.node_points;
   EXPECT_TRUE(FindingsOf(kStragglerWorker, w).empty());
 }
 
