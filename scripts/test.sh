@@ -38,6 +38,26 @@ failed_scenarios() {
     cut -c1-1500 || true
 }
 
+failed_tests() {
+  # Every test of build/ that failed, with the end of its output: a failure
+  # without a scenario verdict (a what-if check, a timeout, a lint) must
+  # still show in the tail of a CI log.
+  local failed=$build_dir/Testing/Temporary/LastTestsFailed.log
+  [ -s "$failed" ] || return 0
+  echo "[test] failed tests of $build_dir:"
+  local name
+  while IFS= read -r name; do
+    name=${name#*:}
+    echo "[test] --- $name, the last lines of its output:"
+    awk -v t="$name" '
+      $0 ~ /^[0-9]+\/[0-9]+ Test: / { sub(/^[0-9]+\/[0-9]+ Test: /, ""); in_test = ($0 == t); n = 0; next }
+      in_test && /^<end of output>/ { in_test = 0; next }
+      in_test { lines[n++ % 15] = $0; last = n }
+      END { for (i = (last > 15 ? last - 15 : 0); i < last; i++) print lines[i % 15] }
+    ' "$build_dir"/Testing/Temporary/LastTest.log | cut -c1-400
+  done <"$failed"
+}
+
 start=$(date +%s)
 sanitize_build_rc=0 sanitize_pid=
 if [ $# -eq 0 ]; then
@@ -63,7 +83,7 @@ bash scripts/install-workloads.sh ||
 if [ $# -gt 0 ]; then
   rc=0
   ctest "${ctest_args[@]}" -j "$(nproc)" "$@" || rc=$?
-  [ "$rc" -eq 0 ] || failed_scenarios
+  [ "$rc" -eq 0 ] || { failed_scenarios; failed_tests; }
   exit "$rc"
 fi
 
@@ -83,5 +103,6 @@ if [ "$rc" -eq 0 ]; then
   failed_scenarios "passed on the second try, first try's"
 else
   failed_scenarios
+  failed_tests
 fi
 [ "$rc" -eq 0 ] && [ "$san_rc" -eq 0 ]

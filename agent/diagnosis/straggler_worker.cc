@@ -199,14 +199,14 @@ PodMeta RemoteWorkerMeta(const std::string& key, const JobTraffic& job) {
 // Whether the compared exchanges are all shares of one full link, so that a
 // smaller one is the link's arbitration (TCP flows on a full link take turns
 // for many seconds), which network_saturated names: a PS's own link (every
-// worker exchanges with every PS each step), or, compared from this node's
-// PS, this node's NIC, which the exchange of every worker elsewhere crosses.
-// Compared from the workers' side a full NIC proves nothing: it may carry
-// only a part of the workers' exchanges, or of only some of them. `worker`
-// is null for a worker seen only from this node's PS.
+// worker exchanges with every PS each step), or the NIC of a PS's node, which
+// the worker's exchange with that PS crosses when it runs on another node
+// (seen from the PS' side, or in the cluster view from the workers'). The
+// worker's own node's NIC proves nothing: it may carry only a part of the
+// workers' exchanges, or of only some of them. `worker` is null for a worker
+// seen only from this node's PS, which runs elsewhere.
 bool ExchangesShareAFullLink(const DetectorInput& in, const JobTraffic& job,
-                             const PodStats* worker, bool from_ps_side,
-                             const NetworkSettings& s) {
+                             const PodStats* worker, const NetworkSettings& s) {
   for (const PsTraffic& ps : job.ps_traffic) {
     auto it = in.recent.pods.find(ps.key);
     if (it == in.recent.pods.end()) continue;
@@ -215,8 +215,7 @@ bool ExchangesShareAFullLink(const DetectorInput& in, const JobTraffic& job,
       auto use = LinkUtilization(pod, receive);
       if (use && use->ratio >= s.exit_ratio) return true;
     }
-    const bool crosses_nic = !worker || worker->meta.node != pod.meta.node;
-    if (!from_ps_side || !crosses_nic) continue;
+    if (worker && worker->meta.node == pod.meta.node) continue;
     auto node = in.recent.nodes.find(pod.meta.node);
     if (node == in.recent.nodes.end()) continue;
     auto nic = NodeLinkUtilization(node->second);
@@ -265,9 +264,8 @@ void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
       const PodStats& pod = local ? it->second : remote;
       auto causes = LikelyCauses(pod, all);
       // On a full shared link only a cause of its own makes it a straggler.
-      if (causes.empty() &&
-          ExchangesShareAFullLink(in, job, local ? &pod : nullptr, from_ps_side,
-                                  all.network)) {
+      if (causes.empty() && ExchangesShareAFullLink(
+                                in, job, local ? &pod : nullptr, all.network)) {
         continue;
       }
       Finding f;

@@ -263,11 +263,7 @@ class Task {
     while (!stop_.stop) {
       const auto t0 = Clock::now();
       ReadInput();
-      for (auto& [ps, conn] : ps_conns)
-        for (const Slice& s : slices_)
-          if (s.ps == ps->index && !stop_.stop) {
-            if (conn->WriteRequest(s.bytes)) conn->Discard(s.bytes);
-          }
+      PullFromEveryPs(ps_conns);
       Compute(job.compute_ms);
       {
         std::unique_lock lock(mu_);
@@ -286,6 +282,24 @@ class Task {
                      [&] { return stop_.stop.load(); });
     }
     for (auto& [ps, conn] : ps_conns) conn->Drain();
+  }
+
+  // A step's variable reads, as TF issues them: every RecvTensor at once, so
+  // the PS serve theirs in parallel, one slice after another on each PS's
+  // connection (a step then waits for its slowest PS, not for their sum).
+  void PullFromEveryPs(
+      std::vector<std::pair<const SimPod*, std::unique_ptr<Conn>>>& ps_conns) {
+    auto pull = [this](const SimPod& ps, Conn& conn) {
+      for (const Slice& s : slices_)
+        if (s.ps == ps.index && !stop_.stop && conn.WriteRequest(s.bytes))
+          conn.Discard(s.bytes);
+    };
+    std::vector<std::jthread> others;
+    for (size_t i = 1; i < ps_conns.size(); ++i)
+      if (BytesOnPs(ps_conns[i].first->index) > 0)
+        others.emplace_back(pull, std::cref(*ps_conns[i].first),
+                            std::ref(*ps_conns[i].second));
+    if (!ps_conns.empty()) pull(*ps_conns[0].first, *ps_conns[0].second);
   }
 
   // ps_sync: no next step before every worker finished this one.

@@ -146,6 +146,33 @@ TEST(StragglerTest, AFullNodeNicSeenFromTheWorkersProvesNothing) {
             1u);
 }
 
+// The cluster view: the job's PS runs on node-a, whose NIC is full, and the
+// workers on node-b, but for the slowest, on `slow_worker_node`.
+Window BehindThePsNodeNic(const std::string& slow_worker_node) {
+  WindowBuilder b;
+  b.Node(std::nullopt, 2 * MB).NodeTraffic(1.9 * MB, 1.9 * MB);
+  b.Pod("ctr-ps-0", Role::kPs);
+  const std::vector<double> rates = {MB, MB, MB, 0.3 * MB};
+  for (size_t i = 0; i < rates.size(); ++i) {
+    b.Pod("ctr-worker-" + std::to_string(i), Role::kWorker)
+        .Peer(Key("ctr-ps-0"), Role::kPs, rates[i] / 2, rates[i] / 2);
+    b.Meta().node = i + 1 == rates.size() ? slow_worker_node : "node-b";
+  }
+  return b.Build();
+}
+
+TEST(StragglerTest, ASmallerShareOfTheFullPsNodeNicIsTheLinks) {
+  EXPECT_TRUE(
+      FindingsOf(kStragglerWorker, BehindThePsNodeNic("node-b")).empty());
+}
+
+// Beside its PS the worker's exchange does not cross the full NIC.
+TEST(StragglerTest, AWorkerBesideItsPsIsStillJudged) {
+  const auto found = FindingsOf(kStragglerWorker, BehindThePsNodeNic("node-a"));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].diagnosis.pod, "ctr-worker-3");
+}
+
 TEST(StragglerTest, OnAFullSharedLinkACauseOfItsOwnStillCounts) {
   auto b = BehindAFullPsLink({MB, MB, MB, 0.3 * MB});
   b.Pod("ctr-worker-3", Role::kWorker)
