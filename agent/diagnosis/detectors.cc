@@ -144,6 +144,24 @@ std::optional<NodeLinkUse> NodeLinkUtilization(const NodeStats& link) {
   return fuller;
 }
 
+double OnLinkRate(const WindowStats& stats, const PodStats& pod, bool receive,
+                  double node_rate) {
+  if (!pod.peer_rates.empty()) {
+    double remote = 0;
+    for (const auto& [peer, rate] : pod.peer_rates) {
+      auto it = stats.pods.find(peer);
+      if (it != stats.pods.end() && it->second.meta.node == pod.meta.node) {
+        continue;  // same node: never crosses the link
+      }
+      remote += receive ? rate.receive_bytes : rate.transmit_bytes;
+    }
+    return std::min(remote, node_rate);
+  }
+  const auto& own =
+      receive ? pod.receive_bytes_per_second : pod.transmit_bytes_per_second;
+  return std::min(own.value_or(0), node_rate);
+}
+
 double Median(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());

@@ -121,6 +121,12 @@ struct NodeLinkUse {
 };
 std::optional<NodeLinkUse> NodeLinkUtilization(const NodeStats& link);
 
+// What one pod puts on its node's link in one direction: its traffic with
+// peers that are not on the node when its peers are known, else its whole
+// rate, capped by the link's (`node_rate`).
+double OnLinkRate(const WindowStats& stats, const PodStats& pod, bool receive,
+                  double node_rate);
+
 // Share of its job's PS traffic at which a PS enters hot_parameter_server
 // by the ratio rule (2-4 PS: 3:1 for 2 PS, 2x fair otherwise), and the
 // least share at which the detector can still hold it (any rule, any PS

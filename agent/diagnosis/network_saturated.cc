@@ -106,27 +106,6 @@ void DetectPodLinks(const DetectorInput& in, const NetworkSettings& s,
   }
 }
 
-// What one pod puts on its node's link in one direction: its traffic with
-// peers that are not on the node when its peers are known, else its whole
-// rate, capped by the link's.
-double OnLinkRate(const WindowStats& stats, const PodStats& pod, bool receive,
-                  double node_rate) {
-  if (!pod.peer_rates.empty()) {
-    double remote = 0;
-    for (const auto& [peer, rate] : pod.peer_rates) {
-      auto it = stats.pods.find(peer);
-      if (it != stats.pods.end() && it->second.meta.node == pod.meta.node) {
-        continue;  // same node: never crosses the link
-      }
-      remote += receive ? rate.receive_bytes : rate.transmit_bytes;
-    }
-    return std::min(remote, node_rate);
-  }
-  const auto& own =
-      receive ? pod.receive_bytes_per_second : pod.transmit_bytes_per_second;
-  return std::min(own.value_or(0), node_rate);
-}
-
 struct PodOnLink {
   const PodStats* pod;
   double bytes_per_second;

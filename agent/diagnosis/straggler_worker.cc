@@ -196,15 +196,37 @@ PodMeta RemoteWorkerMeta(const std::string& key, const JobTraffic& job) {
   return m;
 }
 
-// Whether the compared exchanges are all shares of one full link, so that a
+// The job's PS on `node` put at least this share of its NIC's fuller
+// direction on it: the NIC is full of the job's own exchanges, so its
+// workers take turns there. A NIC that other tenants fill slows every
+// worker crossing it alike and leaves a straggler its own deficit.
+constexpr double kJobShareOfAFullNic = 0.5;
+
+bool NicFullOfTheJobsExchanges(const DetectorInput& in, const JobTraffic& job,
+                               const std::string& node,
+                               const NetworkSettings& s) {
+  auto link = in.recent.nodes.find(node);
+  if (link == in.recent.nodes.end()) return false;
+  auto nic = NodeLinkUtilization(link->second);
+  if (!nic || nic->ratio < s.exit_ratio) return false;
+  double job_ps = 0;
+  for (const PsTraffic& ps : job.ps_traffic) {
+    auto it = in.recent.pods.find(ps.key);
+    if (it == in.recent.pods.end() || it->second.meta.node != node) continue;
+    job_ps +=
+        OnLinkRate(in.recent, it->second, nic->receive, nic->bytes_per_second);
+  }
+  return job_ps >= kJobShareOfAFullNic * nic->bytes_per_second;
+}
+
+// Whether the compared exchanges are shares of one full link, so that a
 // smaller one is the link's arbitration (TCP flows on a full link take turns
 // for many seconds), which network_saturated names: a PS's own link (every
-// worker exchanges with every PS each step), or the NIC of a PS's node, which
-// the worker's exchange with that PS crosses when it runs on another node
-// (seen from the PS' side, or in the cluster view from the workers'). The
-// worker's own node's NIC proves nothing: it may carry only a part of the
-// workers' exchanges, or of only some of them. `worker` is null for a worker
-// seen only from this node's PS, which runs elsewhere.
+// worker exchanges with every PS each step), or the NIC of a PS's node, full
+// of the job's exchanges, which the worker's exchange with that PS crosses
+// when it runs on another node (seen from the PS' side, or in the cluster
+// view from the workers'). `worker` is null for a worker seen only from
+// this node's PS, which runs elsewhere.
 bool ExchangesShareAFullLink(const DetectorInput& in, const JobTraffic& job,
                              const PodStats* worker, const NetworkSettings& s) {
   for (const PsTraffic& ps : job.ps_traffic) {
@@ -216,10 +238,7 @@ bool ExchangesShareAFullLink(const DetectorInput& in, const JobTraffic& job,
       if (use && use->ratio >= s.exit_ratio) return true;
     }
     if (worker && worker->meta.node == pod.meta.node) continue;
-    auto node = in.recent.nodes.find(pod.meta.node);
-    if (node == in.recent.nodes.end()) continue;
-    auto nic = NodeLinkUtilization(node->second);
-    if (nic && nic->ratio >= s.exit_ratio) return true;
+    if (NicFullOfTheJobsExchanges(in, job, pod.meta.node, s)) return true;
   }
   return false;
 }

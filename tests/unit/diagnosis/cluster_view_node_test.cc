@@ -154,14 +154,32 @@ TEST(ClusterNodeView, CrossNodeStragglerSeenFromTheLocalPs) {
   EXPECT_NE(d.summary.find("seen from this node's PS"), std::string::npos);
 }
 
-TEST(ClusterNodeView, ASmallerShareOfTheFullPsNodeNicIsTheLinks) {
-  // All five exchanges cross node-a's NIC, full at 18 of 20 MB/s.
-  const Window nic =
-      WindowBuilder().Node(std::nullopt, 20e6).NodeTraffic(18e6, 18e6).Build();
+// A straggler of PsNode, worker 2, behind node-a's NIC of `speed` that
+// carries `traffic` each way; the exchanges of the four workers elsewhere,
+// 6.25 MB/s each way, cross it.
+Window BehindThePsNodeNic(double speed, double traffic) {
+  const Window nic = WindowBuilder()
+                         .Node(std::nullopt, speed)
+                         .NodeTraffic(traffic, traffic)
+                         .Build();
   Window w = PsNode({4e6, 4e6, 0.5e6, 4.2e6, 3.8e6});
   w.nodes = nic.nodes;
   w.node_points = nic.node_points;
-  EXPECT_TRUE(FindingsOf(kStragglerWorker, w).empty());
+  return w;
+}
+
+TEST(ClusterNodeView, ASmallerShareOfTheFullPsNodeNicIsTheLinks) {
+  // Full at 7 of 8 MB/s, most of it the job's exchanges.
+  EXPECT_TRUE(
+      FindingsOf(kStragglerWorker, BehindThePsNodeNic(8e6, 7e6)).empty());
+}
+
+TEST(ClusterNodeView, ANicFullOfOtherTenantsLeavesTheStraggler) {
+  // Full at 67 of 75 MB/s, other tenants' traffic for the most part.
+  const auto found =
+      FindingsOf(kStragglerWorker, BehindThePsNodeNic(75e6, 67e6));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].diagnosis.pod, "ctr-worker-2");
 }
 
 TEST(ClusterNodeView, BalancedWorkersSeenFromThePsAreFine) {

@@ -146,13 +146,20 @@ TEST(StragglerTest, AFullNodeNicSeenFromTheWorkersProvesNothing) {
             1u);
 }
 
-// The cluster view: the job's PS runs on node-a, whose NIC is full, and the
-// workers on node-b, but for the slowest, on `slow_worker_node`.
-Window BehindThePsNodeNic(const std::string& slow_worker_node) {
+// The cluster view: the job's PS runs on node-a, whose NIC of `nic_speed`
+// carries 95% of it, and the workers on node-b, but for the slowest, on
+// `slow_worker_node`. The PS exchanges 1.65 MB/s each way with them.
+Window BehindThePsNodeNic(const std::string& slow_worker_node,
+                          double nic_speed) {
   WindowBuilder b;
-  b.Node(std::nullopt, 2 * MB).NodeTraffic(1.9 * MB, 1.9 * MB);
-  b.Pod("ctr-ps-0", Role::kPs);
+  b.Node(std::nullopt, nic_speed)
+      .NodeTraffic(0.95 * nic_speed, 0.95 * nic_speed);
   const std::vector<double> rates = {MB, MB, MB, 0.3 * MB};
+  b.Pod("ctr-ps-0", Role::kPs);
+  for (size_t i = 0; i < rates.size(); ++i) {
+    b.Peer(Key("ctr-worker-" + std::to_string(i)), Role::kWorker, rates[i] / 2,
+           rates[i] / 2);
+  }
   for (size_t i = 0; i < rates.size(); ++i) {
     b.Pod("ctr-worker-" + std::to_string(i), Role::kWorker)
         .Peer(Key("ctr-ps-0"), Role::kPs, rates[i] / 2, rates[i] / 2);
@@ -161,14 +168,25 @@ Window BehindThePsNodeNic(const std::string& slow_worker_node) {
   return b.Build();
 }
 
+// node-a's NIC is full of the job's exchanges: its workers take turns there.
 TEST(StragglerTest, ASmallerShareOfTheFullPsNodeNicIsTheLinks) {
-  EXPECT_TRUE(
-      FindingsOf(kStragglerWorker, BehindThePsNodeNic("node-b")).empty());
+  EXPECT_TRUE(FindingsOf(kStragglerWorker, BehindThePsNodeNic("node-b", 2 * MB))
+                  .empty());
 }
 
 // Beside its PS the worker's exchange does not cross the full NIC.
 TEST(StragglerTest, AWorkerBesideItsPsIsStillJudged) {
-  const auto found = FindingsOf(kStragglerWorker, BehindThePsNodeNic("node-a"));
+  const auto found =
+      FindingsOf(kStragglerWorker, BehindThePsNodeNic("node-a", 2 * MB));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].diagnosis.pod, "ctr-worker-3");
+}
+
+// Other tenants fill node-a's NIC (the job's 1.65 of 19 MB/s): it slows
+// every worker crossing it alike, and the straggler keeps its own deficit.
+TEST(StragglerTest, ANicFullOfOtherTenantsLeavesTheStraggler) {
+  const auto found =
+      FindingsOf(kStragglerWorker, BehindThePsNodeNic("node-b", 20 * MB));
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].diagnosis.pod, "ctr-worker-3");
 }
