@@ -54,7 +54,7 @@ failed_tests() {
       in_test && /^<end of output>/ { in_test = 0; next }
       in_test { lines[n++ % 15] = $0; last = n }
       END { for (i = (last > 15 ? last - 15 : 0); i < last; i++) print lines[i % 15] }
-    ' "$build_dir"/Testing/Temporary/LastTest.log | cut -c1-400
+    ' "$build_dir"/Testing/Temporary/LastTest.log | cut -c1-400 || true
   done <"$failed"
 }
 

@@ -53,7 +53,8 @@ double EpochNow() {
 }
 
 // One simulated TF task. Threads: an acceptor, one per accepted connection,
-// and (worker) a step loop or (PS) one gradient puller per worker.
+// and (worker) a step loop, with one reader per further PS during a step's
+// reads, or (PS) one gradient puller per worker.
 class Task {
  public:
   Task(const PodProcessArgs& args, const Scenario& scenario,
