@@ -8,6 +8,9 @@
 #   bench/flows/run.sh [--agent PATH] [--rounds N] [--seconds S] [--streams P]
 #                      [--affinity C,S|none]
 #
+# AGENT_ARGS adds flags to every agent run (for example
+# AGENT_ARGS="--step-burst-gap 0" measures the programs without bursts).
+#
 # --affinity pins the iperf3 client to CPU C and the server to CPU S (iperf3
 # -A; default 0,1 with two or more CPUs). Unpinned, runs on the 2-vCPU VM
 # split between ~43 and ~76 Gbit/s depending on where the scheduler put the
@@ -60,8 +63,14 @@ SERVER_PID=""
 CREATED_DIRS=()
 
 STATS_BEFORE=""
+EMPTY_PINS=/sys/fs/bpf/trainscope-bench-empty-$TAG
+EMPTY_ATTACHED=()
 cleanup() {
   set +e
+  for p in "${EMPTY_ATTACHED[@]}"; do
+    bpftool cgroup detach "$V2/kubepods.slice" "${p%%:*}" pinned "$EMPTY_PINS/${p#*:}" 2>/dev/null
+  done
+  rm -rf "$EMPTY_PINS"
   [ -n "$STATS_BEFORE" ] && sysctl -qw kernel.bpf_stats_enabled="$STATS_BEFORE"
   [ -n "$AGENT_PID" ] && kill "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null
   [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
@@ -123,7 +132,7 @@ start_agent() {  # mode
   [ "$1" = pcap ] && extra=(--pcap-interfaces any --training-ports $PORT)
   [ "$1" = off ] && extra=()
   "$AGENT" --listen 127.0.0.1:$port --interval 1 --node-name bench-node \
-    --discovery file --pod-file "$WORK/pods.json" --flows "$1" "${extra[@]}" \
+    --discovery file --pod-file "$WORK/pods.json" --flows "$1" "${extra[@]}" ${AGENT_ARGS:-} \
     >"$WORK/agent-$1.log" 2>&1 &
   AGENT_PID=$!
   for _ in $(seq 1 50); do
@@ -179,34 +188,55 @@ done
 
 # One more eBPF run with the kernel's BPF run-time accounting on (it adds
 # two clock reads per run, so it is kept out of the throughput rounds): the
-# programs' own cost per packet and their share of one CPU.
+# programs' cost per packet and their share of one CPU. Empty programs run
+# beside them on the same packets (bench/flows/empty_skb.bpf.c): what they
+# cost is the accounting's own share, and the difference the programs' own
+# work.
+attach_empty_programs() {
+  mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+  clang -O2 -g -target bpf -I/usr/include/"$(uname -m)"-linux-gnu \
+    -c "$(dirname "$0")/empty_skb.bpf.c" -o "$WORK/empty_skb.bpf.o"
+  bpftool prog loadall "$WORK/empty_skb.bpf.o" "$EMPTY_PINS" type cgroup/skb
+  for dir in ingress egress; do
+    bpftool cgroup attach "$V2/kubepods.slice" "$dir" pinned "$EMPTY_PINS/empty_$dir" multi
+    EMPTY_ATTACHED+=("$dir:empty_$dir")
+  done
+}
 STATS_BEFORE=$(sysctl -n kernel.bpf_stats_enabled)
 sysctl -qw kernel.bpf_stats_enabled=1
 start_agent ebpf
-prog_stats() {
+attach_empty_programs
+prog_stats() {  # name prefix -> "run_time_ns run_cnt"
   bpftool -j prog show | python3 -c '
 import json, sys
 ns = cnt = 0
 for p in json.load(sys.stdin):
-    if p.get("name", "").startswith("peer_flows"):
+    if p.get("name", "").startswith(sys.argv[1]):
         ns += p.get("run_time_ns", 0); cnt += p.get("run_cnt", 0)
-print(ns, cnt)'
+print(ns, cnt)' "$1"
 }
-read -r NS0 CNT0 < <(prog_stats)
+read -r NS0 CNT0 < <(prog_stats peer_flows)
+read -r ENS0 ECNT0 < <(prog_stats empty_)
 T0=$(date +%s.%N)
 read -r bps cpu < <(run_iperf)
 T1=$(date +%s.%N)
-read -r NS1 CNT1 < <(prog_stats)
+read -r NS1 CNT1 < <(prog_stats peer_flows)
+read -r ENS1 ECNT1 < <(prog_stats empty_)
 stop_agent
 sysctl -qw kernel.bpf_stats_enabled="$STATS_BEFORE"; STATS_BEFORE=""
-python3 - "$NS0" "$CNT0" "$NS1" "$CNT1" "$T0" "$T1" "$bps" <<'PY'
+python3 - "$NS0" "$CNT0" "$NS1" "$CNT1" "$T0" "$T1" "$bps" "$ENS0" "$ECNT0" "$ENS1" "$ECNT1" <<'PY'
 import sys
 ns0, c0, ns1, c1 = (int(x) for x in sys.argv[1:5])
 t0, t1, bps = (float(x) for x in sys.argv[5:8])
+ens0, ec0, ens1, ec1 = (int(x) for x in sys.argv[8:12])
 runs, ns = c1 - c0, ns1 - ns0
+eruns, ens = ec1 - ec0, ens1 - ens0
 if runs:
     print(f"eBPF programs: {runs} runs ({runs/(t1-t0):.0f}/s), {ns/runs:.0f} ns per run, "
           f"{ns/1e9/(t1-t0)*100:.2f}% of one CPU at {bps/1e9:.1f} Gbit/s")
+if runs and eruns:
+    print(f"empty programs on the same packets: {eruns} runs, {ens/eruns:.0f} ns per run "
+          f"(the accounting's own); the programs' own work {ns/runs - ens/eruns:.0f} ns per run")
 PY
 
 python3 - "${RESULTS[none]}" "${RESULTS[ebpf]}" "${RESULTS[pcap]}" "${RESULTS[off]}" "$PCAP_DROPS" \

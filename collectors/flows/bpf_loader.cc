@@ -129,7 +129,7 @@ std::unique_ptr<PeerFlowsBpf> PeerFlowsBpf::Attach(
 Status PeerFlowsBpf::SetPods(const std::map<uint64_t, uint32_t>& pod_levels) {
   if (pod_levels == pods_) return Status::Ok();
   const int fd = bpf_map__fd(skel_->maps.pod_cgroups);
-  // Sockets cache their pod (socket_pods): every change of the table, even
+  // Sockets cache their pod (socket_states): every change of the table, even
   // a partial one, must invalidate those answers. Released after the map
   // writes so a program that reads the new generation sees the new table.
   struct Invalidate {
@@ -257,10 +257,6 @@ void PeerFlowsBpf::ForgetDepartedPods() {
   deleted_ += DeleteEntriesOf<peer_flow_key>(
       bpf_map__fd(skel_->maps.peer_flows), departed_,
       bpf_map__max_entries(skel_->maps.peer_flows));
-  // Burst state is not counted in deleted_: its inserts are not counted.
-  DeleteEntriesOf<peer_burst_key>(
-      bpf_map__fd(skel_->maps.peer_bursts), departed_,
-      bpf_map__max_entries(skel_->maps.peer_bursts));
   departed_.clear();
 }
 

@@ -12,9 +12,11 @@ namespace trainscope {
 
 // One exchange burst between a local pod and a peer in one direction: the
 // payload-carrying packets with no silence longer than the burst gap between
-// them. eBPF finds them in the kernel (peer_flows.bpf.c), pcap in user space
-// (BurstDetector); both report them in this shape. Times are seconds on the
-// source's own clock (monotonic for eBPF, the capture's for pcap).
+// them. eBPF finds them in the kernel per socket (peer_flows.bpf.c), pcap in
+// user space per peer (BurstDetector); both report them in this shape, and
+// AddToTrain (step_period.h) joins the pieces of a peer's connections. Times
+// are seconds on the source's own clock (monotonic for eBPF, the capture's for
+// pcap).
 struct BurstEvent {
   LocalPodRef pod;
   IpAddress peer;

@@ -9,8 +9,20 @@
 
 namespace trainscope {
 
+namespace {
+
+StepRateSettings StepRateSettingsFor(const FlowsOptions& options) {
+  StepRateSettings s;
+  s.merge_gap_s = options.burst_gap_s;
+  return s;
+}
+
+}  // namespace
+
 FlowsCollector::FlowsCollector(FlowsOptions options, HostPaths host)
-    : options_(std::move(options)), host_(std::move(host)) {}
+    : options_(std::move(options)),
+      host_(std::move(host)),
+      step_rates_(StepRateSettingsFor(options_)) {}
 
 Status FlowsCollector::OpenPcap() {
   PcapOptions po;
@@ -123,7 +135,8 @@ CollectStatus FlowsCollector::Collect(const CollectContext& ctx,
   double now_s = 0;
   const std::vector<BurstEvent> bursts = TakeBursts(&now_s);
   ledger_.Add(deltas, resolver);
-  if (options_.burst_gap_s > 0) ledger_.AddBursts(bursts, resolver);
+  if (options_.burst_gap_s > 0)
+    ledger_.AddBursts(bursts, resolver, options_.burst_gap_s);
   ledger_.Prune(pods, peer_pods);
   out.peer_traffic = ledger_.Samples(pods, peer_pods);
   UpdateStepRates(bursts, resolver, pods, peer_pods, now_s, out);

@@ -84,19 +84,27 @@ void PeerLedger::Add(const std::vector<FlowDelta>& deltas,
 }
 
 void PeerLedger::AddBursts(const std::vector<BurstEvent>& bursts,
-                           const PeerResolver& resolver) {
+                           const PeerResolver& resolver, double gap_s) {
   tracks_bursts_ = true;
+  double newest = 0;
   for (const auto& b : bursts) {
     const PodInfo* local = resolver.Local(b.pod);
     if (!local) continue;
     const PodInfo* peer = resolver.Peer(b.peer);
     auto it = totals_.find({local->uid, peer ? peer->uid : std::string()});
     if (it == totals_.end()) continue;
-    const double seconds = std::max(0.0, b.end_s - b.start_s);
+    auto& train = trains_[{local->uid, b.peer, b.direction}];
+    const double seconds =
+        AddToTrain(&train, {b.start_s, b.payload_bytes, b.end_s}, gap_s);
+    if (train.size() > kBurstsPerTrain) train.pop_front();
+    newest = std::max(newest, b.end_s);
     (b.direction == FlowDirection::kReceive
          ? it->second.receive_exchange_seconds
          : it->second.transmit_exchange_seconds) += seconds;
   }
+  std::erase_if(trains_, [&](const auto& entry) {
+    return entry.second.back().end_s < newest - kTrainMemorySeconds;
+  });
 }
 
 void PeerLedger::Prune(const PodList& pods, const PodList* peer_pods) {
@@ -106,6 +114,9 @@ void PeerLedger::Prune(const PodList& pods, const PodList* peer_pods) {
   if (peer_pods) {
     for (const auto& pod : *peer_pods) peer_uids.insert(pod.uid);
   }
+  std::erase_if(trains_, [&](const auto& entry) {
+    return !local_uids.count(std::get<0>(entry.first));
+  });
   std::erase_if(totals_, [&](const auto& entry) {
     const auto& [local, peer] = entry.first;
     return !local_uids.count(local) ||

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <set>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "flows/burst.h"
 #include "flows/flow_record.h"
+#include "flows/step_period.h"
 #include "trainscope/pod.h"
 #include "trainscope/snapshot.h"
 
@@ -60,11 +62,13 @@ class PeerLedger {
   // Adds the deltas. Flows whose local pod is unknown are counted in
   // unattributed() and otherwise dropped.
   void Add(const std::vector<FlowDelta>& deltas, const PeerResolver& resolver);
-  // Adds the bursts' durations to the exchange time of their pairs (only
-  // pairs whose bytes are counted; other bursts are dropped). After the
-  // first call, samples carry exchange seconds.
+  // Adds the time the bursts span to the exchange time of their pairs (only
+  // pairs whose bytes are counted; other bursts are dropped), once however
+  // many of a peer's connections carried it: bursts within `gap_s` of each
+  // other are one exchange. After the first call, samples carry exchange
+  // seconds.
   void AddBursts(const std::vector<BurstEvent>& bursts,
-                 const PeerResolver& resolver);
+                 const PeerResolver& resolver, double gap_s);
   // Forgets pairs whose local pod (in `pods`) or known peer pod (in `pods`
   // or `peer_pods`) is gone.
   void Prune(const PodList& pods, const PodList* peer_pods = nullptr);
@@ -75,6 +79,14 @@ class PeerLedger {
   uint64_t unattributed_bytes() const { return unattributed_bytes_; }
 
  private:
+  // The newest bursts per (local pod uid, peer address, direction), for
+  // joining the pieces of one exchange that arrive apart.
+  using TrainKey = std::tuple<std::string, IpAddress, FlowDirection>;
+  // A late piece comes when its connection next sends, within a step or
+  // two; trains quiet for a minute are dropped.
+  static constexpr size_t kBurstsPerTrain = 16;
+  static constexpr double kTrainMemorySeconds = 60;
+  std::map<TrainKey, std::deque<BurstPoint>> trains_;
   std::map<PairKey, Totals> totals_;
   uint64_t unattributed_bytes_ = 0;
   bool tracks_bursts_ = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <numbers>
 #include <vector>
 
@@ -180,17 +181,38 @@ std::optional<PeriodEstimate> EstimatePeriodByVolume(
 
 std::vector<BurstPoint> MergeBursts(std::span<const BurstPoint> bursts,
                                     double gap_s) {
-  std::vector<BurstPoint> out;
-  for (const BurstPoint& b : bursts) {
-    const double end = std::max(b.end_s, b.start_s);
-    if (!out.empty() && b.start_s - out.back().end_s <= gap_s) {
-      out.back().end_s = std::max(out.back().end_s, end);
-      out.back().bytes += b.bytes;
-      continue;
-    }
-    out.push_back({b.start_s, b.bytes, end});
+  std::deque<BurstPoint> train;
+  for (const BurstPoint& b : bursts) AddToTrain(&train, b, gap_s);
+  return {train.begin(), train.end()};
+}
+
+double AddToTrain(std::deque<BurstPoint>* train, const BurstPoint& burst,
+                  double gap_s) {
+  auto& t = *train;
+  BurstPoint merged = burst;
+  merged.end_s = std::max(merged.end_s, merged.start_s);
+  // Pieces arrive nearly in order: search from the newest.
+  auto first = t.end();
+  while (first != t.begin() && std::prev(first)->start_s > merged.start_s)
+    --first;
+  // Earlier bursts that reach into this one (with the gap) join it.
+  while (first != t.begin() &&
+         std::prev(first)->end_s + gap_s >= merged.start_s)
+    --first;
+  auto last = first;
+  double joined_span = 0;
+  // The train's bursts are apart by more than the gap, so every one from
+  // `first` that starts before the joined burst ends (with the gap) joins.
+  while (last != t.end() && last->start_s <= merged.end_s + gap_s) {
+    merged.start_s = std::min(merged.start_s, last->start_s);
+    merged.end_s = std::max(merged.end_s, last->end_s);
+    merged.bytes += last->bytes;
+    joined_span += last->end_s - last->start_s;
+    ++last;
   }
-  return out;
+  const double added = (merged.end_s - merged.start_s) - joined_span;
+  t.insert(t.erase(first, last), merged);
+  return std::max(0.0, added);
 }
 
 std::optional<double> NaturalMergeGap(std::span<const BurstPoint> bursts,

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <vector>
@@ -86,6 +87,16 @@ std::optional<PeriodEstimate> EstimatePeriodByVolume(
 // again.
 std::vector<BurstPoint> MergeBursts(std::span<const BurstPoint> bursts,
                                     double gap_s);
+
+// Adds `burst` to `train` (bursts of one pod, peer and direction, ordered by
+// start), joining it with every burst it overlaps or comes within `gap_s` of:
+// MergeBursts for bursts that come in any order. A peer's connections each
+// report their piece of one exchange, in no order between connections (each
+// piece arrives when its own connection next sends). Returns how many
+// seconds more the train's bursts span, so a piece inside an exchange
+// already counted adds nothing.
+double AddToTrain(std::deque<BurstPoint>* train, const BurstPoint& burst,
+                  double gap_s);
 
 // The silence that separates steps when the silences between bursts fall in
 // two clear groups (a step's pieces: ring-allreduce chunks, TCP stalls,

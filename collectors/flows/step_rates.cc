@@ -13,12 +13,15 @@ void StepRateTracker::Add(const std::vector<BurstEvent>& events,
     const PodInfo* peer = resolver.Peer(e.peer);
     if (!local || !peer) continue;
     Stream& stream = streams_[{local->uid, peer->uid, e.direction}];
-    // A start before the newest one means the source's clock or state
-    // started again (a pcap restart, a re-created map entry): the old train
-    // no longer lines up with the new one.
-    if (!stream.bursts.empty() && e.start_s < stream.bursts.back().start_s)
+    // A start before the oldest a window can hold means the source's clock
+    // started again (a pcap file read anew): the old train no longer lines
+    // up with the new one. Within that, an earlier start is another
+    // connection's piece of an exchange, reported late.
+    if (!stream.bursts.empty() &&
+        e.start_s < stream.bursts.back().start_s - s_.max_window_s)
       stream.bursts.clear();
-    stream.bursts.push_back({e.start_s, e.payload_bytes, e.end_s});
+    AddToTrain(&stream.bursts, {e.start_s, e.payload_bytes, e.end_s},
+               s_.merge_gap_s);
     if (stream.bursts.size() > s_.max_bursts_per_stream)
       stream.bursts.pop_front();
   }

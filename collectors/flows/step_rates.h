@@ -32,6 +32,9 @@ struct StepRateSettings {
   // A shaped link splits one exchange into several bursts (TCP waiting on
   // its window): 512 holds 30 s of a stream with 15 bursts a second.
   size_t max_bursts_per_stream = 512;
+  // Bursts of a peer's connections this close join into one exchange
+  // (AddToTrain): the burst gap (--step-burst-gap).
+  double merge_gap_s = 0.02;
   PeriodSettings period;
 };
 
@@ -83,7 +86,8 @@ class StepRateTracker {
   explicit StepRateTracker(StepRateSettings s = {}) : s_(s) {}
 
   // Bursts whose local pod or peer is no known pod are dropped: a period
-  // with an unknown peer says nothing about training.
+  // with an unknown peer says nothing about training. The bursts of a
+  // peer's connections join into its exchanges (AddToTrain).
   void Add(const std::vector<BurstEvent>& events, const PeerResolver& resolver);
   // Drops streams of pods no longer in `pods` (local or peer side) and
   // bursts older than the longest window before `now_s`.

@@ -30,27 +30,15 @@ struct peer_flow_value {
   __u64 packets;        // skbs (a GSO skb counts once)
 };
 
-// Exchange bursts: the payload-carrying packets of one (pod, peer,
-// direction) with no gap longer than the burst gap between them. A training
-// step exchanges with each peer once, so the bursts' start times repeat once
-// per step; user space estimates that period (step_period.h).
-struct peer_burst_key {
-  __u64 pod_cgroup_id;
-  __u8 peer_addr[16];
-  __u8 direction;  // enum peer_flows_direction
-  __u8 pad[7];
-};
-
-// The burst in progress.
-struct peer_burst_state {
-  __u64 start_ns;  // bpf_ktime_get_ns (CLOCK_MONOTONIC)
-  __u64 last_ns;
-  __u64 payload_bytes;
-  __u64 packets;
-};
+// Exchange bursts: the payload-carrying packets of one socket in one
+// direction with no gap longer than the burst gap between them (the state is
+// kept on the socket, peer_flows.bpf.c). A training step exchanges with each
+// peer once, so the bursts' start times repeat once per step; user space
+// merges a peer's connections and estimates that period (step_period.h).
 
 // One finished burst, sent to user space through the ring buffer when the
-// first packet after the gap arrives (one event per burst, never per packet).
+// socket's first packet after the gap arrives, or its connection closes (one
+// event per burst, never per packet).
 struct peer_burst_event {
   __u64 pod_cgroup_id;
   __u8 peer_addr[16];

@@ -91,6 +91,49 @@ TEST(PeerLedger, AggregatesUnknownPeersAndDropsPorts) {
   EXPECT_EQ(ledger.totals().at({"u-w0", "u-ps0"}).transmit.bytes, 1600u);
 }
 
+BurstEvent Burst(uint64_t cg, const std::string& peer, double start_s,
+                 double end_s) {
+  BurstEvent b;
+  b.pod.cgroup_id = cg;
+  b.peer = *IpAddress::Parse(peer);
+  b.direction = FlowDirection::kReceive;
+  b.start_s = start_s;
+  b.end_s = end_s;
+  b.payload_bytes = 1000;
+  b.packets = 1;
+  return b;
+}
+
+TEST(PeerLedger, ExchangeSecondsCountAPeersConnectionsOnce) {
+  PodList pods = {Pod("u-w0", "w0", "198.18.0.10"),
+                  Pod("u-ps0", "ps0", "198.18.0.20", Role::kPs),
+                  Pod("u-ps1", "ps1", "198.18.0.21", Role::kPs)};
+  PeerResolver r(pods, {{11, "u-w0"}}, {"u-w0"});
+  PeerLedger ledger;
+  ledger.Add({Delta(11, "198.18.0.20", FlowDirection::kReceive, 1000),
+              Delta(11, "198.18.0.21", FlowDirection::kReceive, 1000)},
+             r);
+  const double gap = 0.02;
+  // Two connections to ps0 carry one exchange, 10.0 .. 10.5; the second
+  // connection's piece comes a cycle later. A third piece joins across the
+  // gap. ps1's exchange at the same time is its own.
+  ledger.AddBursts({Burst(11, "198.18.0.20", 10.0, 10.3),
+                    Burst(11, "198.18.0.21", 10.0, 10.2)},
+                   r, gap);
+  ledger.AddBursts({Burst(11, "198.18.0.20", 10.1, 10.5),
+                    Burst(11, "198.18.0.20", 10.51, 10.6),
+                    Burst(11, "198.18.0.20", 11.0, 11.1)},
+                   r, gap);
+  EXPECT_NEAR(ledger.totals().at({"u-w0", "u-ps0"}).receive_exchange_seconds,
+              0.6 + 0.1, 1e-9);
+  EXPECT_NEAR(ledger.totals().at({"u-w0", "u-ps1"}).receive_exchange_seconds,
+              0.2, 1e-9);
+  // A piece inside an exchange already counted adds nothing.
+  ledger.AddBursts({Burst(11, "198.18.0.20", 10.2, 10.4)}, r, gap);
+  EXPECT_NEAR(ledger.totals().at({"u-w0", "u-ps0"}).receive_exchange_seconds,
+              0.7, 1e-9);
+}
+
 TEST(PeerLedger, IpReuseKeepsOldCountersWithTheOldPodAndPrunesGonePods) {
   PodList before = {Pod("u-w0", "w0", "198.18.0.10"),
                     Pod("u-ps0", "ps0", "198.18.0.20", Role::kPs)};

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <deque>
 #include <map>
 #include <random>
 #include <set>
@@ -327,6 +329,102 @@ TEST(ReconcileRanks, AMisreadRankTakesTheRateItsMajorityAgreesOn) {
     }
     EXPECT_EQ(got, c.want) << c.name;
   }
+}
+
+TEST(AddToTrain, JoinsOverlappingAndNearPiecesOnly) {
+  using Train = std::deque<BurstPoint>;
+  struct Case {
+    const char* name;
+    Train train;
+    BurstPoint piece;
+    Train want;
+    double added_s;
+  };
+  const double gap = 0.02;
+  const Case cases[] = {
+      {"into an empty train", {}, {1.0, 10, 1.5}, {{1.0, 10, 1.5}}, 0.5},
+      {"after the newest",
+       {{1.0, 10, 1.5}},
+       {2.0, 5, 2.1},
+       {{1.0, 10, 1.5}, {2.0, 5, 2.1}},
+       0.1},
+      {"late, between two",
+       {{1.0, 10, 1.1}, {3.0, 10, 3.1}},
+       {2.0, 5, 2.2},
+       {{1.0, 10, 1.1}, {2.0, 5, 2.2}, {3.0, 10, 3.1}},
+       0.2},
+      {"overlapping the newest",
+       {{1.0, 10, 1.5}},
+       {1.2, 5, 1.8},
+       {{1.0, 15, 1.8}},
+       0.3},
+      {"inside one already there",
+       {{1.0, 10, 1.5}},
+       {1.1, 5, 1.2},
+       {{1.0, 15, 1.5}},
+       0.0},
+      {"within the gap of the one before",
+       {{1.0, 10, 1.5}},
+       {1.515, 5, 1.6},
+       {{1.0, 15, 1.6}},
+       0.1},
+      {"just beyond the gap",
+       {{1.0, 10, 1.5}},
+       {1.53, 5, 1.6},
+       {{1.0, 10, 1.5}, {1.53, 5, 1.6}},
+       0.07},
+      {"bridging two",
+       {{1.0, 10, 1.1}, {1.2, 10, 1.3}},
+       {1.09, 5, 1.21},
+       {{1.0, 25, 1.3}},
+       0.1},
+      {"starting earlier, reaching the next",
+       {{1.0, 10, 1.1}, {2.0, 10, 2.1}},
+       {1.5, 5, 2.05},
+       {{1.0, 10, 1.1}, {1.5, 15, 2.1}},
+       0.5},
+  };
+  for (const Case& c : cases) {
+    Train train = c.train;
+    const double added = AddToTrain(&train, c.piece, gap);
+    EXPECT_NEAR(added, c.added_s, 1e-9) << c.name;
+    ASSERT_EQ(train.size(), c.want.size()) << c.name;
+    for (size_t i = 0; i < train.size(); ++i) {
+      EXPECT_DOUBLE_EQ(train[i].start_s, c.want[i].start_s) << c.name;
+      EXPECT_DOUBLE_EQ(train[i].end_s, c.want[i].end_s) << c.name;
+      EXPECT_EQ(train[i].bytes, c.want[i].bytes) << c.name;
+    }
+  }
+}
+
+TEST_F(StepRateTrackerTest, APeersConnectionsMakeOneTrainInAnyOrder) {
+  // Three connections to ps0 each carry a third of every 0.5 s step's
+  // exchange; the kernel reports each connection's piece when that
+  // connection next sends, so the pieces of one step come in no order and
+  // a connection's may come a cycle late. They are one exchange a step.
+  std::vector<BurstEvent> pieces;
+  for (int conn = 0; conn < 3; ++conn) {
+    auto train = Train("198.18.0.20", 100 + 0.002 * conn, 0.5, 80,
+                       FlowDirection::kReceive, 200'000);
+    pieces.insert(pieces.end(), train.begin(), train.end());
+  }
+  std::mt19937 rng(7);
+  std::shuffle(pieces.begin(), pieces.end(), rng);
+  std::stable_sort(pieces.begin(), pieces.end(),
+                   [](const auto& a, const auto& b) {
+                     // Shuffled only within two-second drain cycles.
+                     return static_cast<int>(a.start_s / 2) <
+                            static_cast<int>(b.start_s / 2);
+                   });
+  StepRateTracker tracker;
+  auto resolver = Resolver();
+  tracker.Add(pieces, resolver);
+  const auto rates = tracker.Rates(140);
+  ASSERT_TRUE(rates.at("w0").steps_per_second.has_value());
+  EXPECT_NEAR(*rates.at("w0").steps_per_second, 2.0, 0.02);
+  const auto lines = tracker.Describe(140);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("80 bursts"), std::string::npos) << lines[0];
 }
 
 TEST(BurstDetector, GapsSplitBurstsAndAcksAreIgnored) {
