@@ -4,16 +4,14 @@
 // step sent over three connections must come out as one burst a step, the
 // last one included (the connection's FIN reports it: nothing else would).
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <deque>
-#include <filesystem>
 #include <thread>
 
+#include "bpf_pod_pair.h"
 #include "flows/bpf_loader.h"
-#include "flows/cgroup2.h"
 #include "flows/step_period.h"
 #include "flows_lab.h"
 #include "kernel_pod.h"
@@ -21,7 +19,6 @@
 namespace trainscope::testing {
 namespace {
 
-namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 constexpr int kConnections = 3;
@@ -72,11 +69,6 @@ for t in threads:
     t.join()
 )";
 
-uint64_t CgroupId(const fs::path& dir) {
-  struct stat st {};
-  return ::stat(dir.c_str(), &st) == 0 ? st.st_ino : 0;
-}
-
 struct Joined {
   size_t pieces = 0;
   std::deque<BurstPoint> train;
@@ -114,30 +106,22 @@ TEST(FlowsBurstsTest, AStepOverSeveralConnectionsIsOneBurstAStep) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root";
   if (!Sh("command -v python3")) GTEST_SKIP() << "python3 missing";
   NetnsLab lab(2);
-  KernelPod a, b;
-  const fs::path unified = KernelPod::Unified();
-  const uint64_t a_id = CgroupId(unified / a.pod_path());
-  const uint64_t b_id = CgroupId(unified / b.pod_path());
-  ASSERT_NE(a_id, 0u);
-  ASSERT_NE(b_id, 0u);
-  const uint32_t depth = CgroupLevel(a.pod_path());
-  const fs::path attach = unified / fs::path(a.pod_path()).begin()->string();
-
+  BpfPodPair pods;
+  ASSERT_TRUE(pods.found());
   Status error = Status::Ok();
-  auto bpf = PeerFlowsBpf::Attach(attach, 1024,
-                                  static_cast<uint64_t>(kGapS * 1e9), &error);
+  auto bpf = pods.Attach(static_cast<uint64_t>(kGapS * 1e9), &error);
   ASSERT_TRUE(bpf) << error.message();
-  ASSERT_TRUE(bpf->SetPods({{a_id, depth}, {b_id, depth}}).ok());
+  ASSERT_TRUE(bpf->SetPods(pods.both()).ok());
 
   const std::string dir = ::testing::TempDir();
   const std::string port = "5301";
-  PodProcess receiver(b, lab.netns(1),
+  PodProcess receiver(pods.b, lab.netns(1),
                       {"python3", "-c", kReceiver, lab.ip(1), port,
                        std::to_string(kConnections)},
                       dir + "/bursts-receiver.log");
   std::this_thread::sleep_for(500ms);
   PodProcess sender(
-      a, lab.netns(0),
+      pods.a, lab.netns(0),
       {"python3", "-c", kSender, lab.ip(1), port, std::to_string(kConnections),
        std::to_string(kSteps), std::to_string(kPeriodS),
        std::to_string(kBytesPerConnection)},
@@ -150,9 +134,9 @@ TEST(FlowsBurstsTest, AStepOverSeveralConnectionsIsOneBurstAStep) {
   std::vector<BurstEvent> events;
   ASSERT_TRUE(bpf->DrainBursts(&events).ok());
   EXPECT_EQ(bpf->stats().burst_events_lost, 0u);
-  ExpectOneBurstAStep(JoinedBursts(events, a_id, FlowDirection::kTransmit),
+  ExpectOneBurstAStep(JoinedBursts(events, pods.a_id, FlowDirection::kTransmit),
                       "sender");
-  ExpectOneBurstAStep(JoinedBursts(events, b_id, FlowDirection::kReceive),
+  ExpectOneBurstAStep(JoinedBursts(events, pods.b_id, FlowDirection::kReceive),
                       "receiver");
 }
 

@@ -1,31 +1,23 @@
-// The BPF program caches each socket's pod on the socket (socket_pods) and
+// The BPF program caches each socket's pod on the socket (socket_states) and
 // trusts the cache only while the pod table is unchanged: a connection that
 // was open before its pod was known must be counted once it is, and stop
 // being counted once its pod left.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <map>
 #include <thread>
 
+#include "bpf_pod_pair.h"
 #include "flows/bpf_loader.h"
-#include "flows/cgroup2.h"
 #include "flows_lab.h"
 #include "kernel_pod.h"
 
 namespace trainscope::testing {
 namespace {
 
-namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-uint64_t CgroupId(const fs::path& dir) {
-  struct stat st {};
-  return ::stat(dir.c_str(), &st) == 0 ? st.st_ino : 0;
-}
 
 // Bytes the pod sent, summed over its flows; empty when it has none.
 std::optional<uint64_t> SentBy(PeerFlowsBpf& bpf, uint64_t pod) {
@@ -44,17 +36,12 @@ TEST(FlowsSocketCacheTest, AnOpenConnectionFollowsItsPodInAndOut) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root";
   if (!Sh("command -v iperf3")) GTEST_SKIP() << "iperf3 missing";
   NetnsLab lab(2);
-  KernelPod a, b;
-  const fs::path unified = KernelPod::Unified();
-  const uint64_t a_id = CgroupId(unified / a.pod_path());
-  const uint64_t b_id = CgroupId(unified / b.pod_path());
-  ASSERT_NE(a_id, 0u);
-  ASSERT_NE(b_id, 0u);
-  const uint32_t depth = CgroupLevel(a.pod_path());
-  const fs::path attach = unified / fs::path(a.pod_path()).begin()->string();
-
+  BpfPodPair pods;
+  ASSERT_TRUE(pods.found());
+  const KernelPod &a = pods.a, &b = pods.b;
+  const uint64_t a_id = pods.a_id, b_id = pods.b_id;
   Status error = Status::Ok();
-  auto bpf = PeerFlowsBpf::Attach(attach, 1024, 0, &error);
+  auto bpf = pods.Attach(0, &error);
   ASSERT_TRUE(bpf) << error.message();
   ASSERT_TRUE(bpf->SetPods({}).ok());
 
@@ -71,7 +58,7 @@ TEST(FlowsSocketCacheTest, AnOpenConnectionFollowsItsPodInAndOut) {
   // Unknown pod: its socket caches "no pod".
   EXPECT_FALSE(SentBy(*bpf, a_id));
 
-  ASSERT_TRUE(bpf->SetPods({{a_id, depth}, {b_id, depth}}).ok());
+  ASSERT_TRUE(bpf->SetPods(pods.both()).ok());
   std::this_thread::sleep_for(1500ms);
   const auto after_join = SentBy(*bpf, a_id);
   ASSERT_TRUE(after_join) << "the open connection was not counted once its "
@@ -79,7 +66,7 @@ TEST(FlowsSocketCacheTest, AnOpenConnectionFollowsItsPodInAndOut) {
   // 1.5 s at 8 Mbit/s is 1.5 MB; at least a third of it.
   EXPECT_GT(*after_join, 500'000u);
 
-  ASSERT_TRUE(bpf->SetPods({{b_id, depth}}).ok());
+  ASSERT_TRUE(bpf->SetPods({{b_id, pods.depth}}).ok());
   SentBy(*bpf, a_id);  // the last bytes, then its entries go
   bpf->ForgetDepartedPods();
   std::this_thread::sleep_for(1500ms);
