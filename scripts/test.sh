@@ -33,9 +33,15 @@ system_tries=${TRAINSCOPE_SYSTEM_TEST_TRIES:-2}
 failed_scenarios() {
   # The verdicts of the failed scenarios, last, where a truncated CI log
   # still shows them (the full output is in Testing/Temporary/LastTest.log).
+  local verdicts
+  verdicts=$(grep -h '^{"scenario":.*"passed":false' "$build_dir"/Testing/Temporary/LastTest*.log 2>/dev/null |
+    cut -c1-1500 || true)
+  if [ -z "$verdicts" ]; then
+    echo "[test] ${2:-no failed scenario verdicts}"
+    return 0
+  fi
   echo "[test] ${1:-failed} scenario verdicts:"
-  grep -h '^{"scenario":.*"passed":false' "$build_dir"/Testing/Temporary/LastTest*.log 2>/dev/null |
-    cut -c1-1500 || true
+  echo "$verdicts"
 }
 
 failed_tests() {
@@ -100,7 +106,8 @@ if [ "$sanitize_build_rc" -eq 0 ]; then
 fi
 echo "[test] all done after $(($(date +%s) - start)) s; normal rc $rc, sanitizer rc $san_rc"
 if [ "$rc" -eq 0 ]; then
-  failed_scenarios "passed on the second try, first try's"
+  failed_scenarios "passed on the second try, first try's" \
+    "no scenario needed a second try"
 else
   failed_scenarios
   failed_tests

@@ -3,8 +3,11 @@
 // accounting on: what the accounting itself charges a run (its clock reads
 // and the call) on this machine, measured in the same run rather than
 // assumed, so the agent's programs' own cost can be told apart from it.
-#include <bpf/bpf_helpers.h>
+// linux/bpf.h first: the libbpf header uses its types.
+// clang-format off
 #include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+// clang-format on
 
 char LICENSE[] SEC("license") = "GPL";
 
