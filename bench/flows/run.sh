@@ -64,11 +64,12 @@ CREATED_DIRS=()
 
 STATS_BEFORE=""
 EMPTY_PINS=/sys/fs/bpf/trainscope-bench-empty-$TAG
+EMPTY_CG=$V2/kubepods.slice  # where the agent attaches its programs here
 EMPTY_ATTACHED=()
 cleanup() {
   set +e
   for p in "${EMPTY_ATTACHED[@]}"; do
-    bpftool cgroup detach "$V2/kubepods.slice" "${p%%:*}" pinned "$EMPTY_PINS/${p#*:}" 2>/dev/null
+    bpftool cgroup detach "$EMPTY_CG" "${p%%:*}" pinned "$EMPTY_PINS/${p#*:}" 2>/dev/null
   done
   rm -rf "$EMPTY_PINS"
   [ -n "$STATS_BEFORE" ] && sysctl -qw kernel.bpf_stats_enabled="$STATS_BEFORE"
@@ -198,7 +199,7 @@ attach_empty_programs() {
     -c "$(dirname "$0")/empty_skb.bpf.c" -o "$WORK/empty_skb.bpf.o"
   bpftool prog loadall "$WORK/empty_skb.bpf.o" "$EMPTY_PINS" type cgroup/skb
   for dir in ingress egress; do
-    bpftool cgroup attach "$V2/kubepods.slice" "$dir" pinned "$EMPTY_PINS/empty_$dir" multi
+    bpftool cgroup attach "$EMPTY_CG" "$dir" pinned "$EMPTY_PINS/empty_$dir" multi
     EMPTY_ATTACHED+=("$dir:empty_$dir")
   done
 }

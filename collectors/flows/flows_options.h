@@ -9,6 +9,10 @@
 
 namespace trainscope {
 
+// --step-burst-gap's default: a silence longer than this ends an exchange
+// burst.
+inline constexpr double kDefaultBurstGapSeconds = 0.02;
+
 // --flows: where per-peer traffic comes from. kEbpf falls back to kPcap
 // when BPF cannot attach; kOff runs no flows collector.
 enum class FlowsMode { kEbpf, kPcap, kOff };
@@ -26,7 +30,7 @@ struct FlowsOptions {
   std::filesystem::path cgroup2_path;  // empty: found under the cgroup root
   std::string node_name;               // pods on it count as local (pcap)
   // A silence longer than this ends an exchange burst (step rates); 0 off.
-  double burst_gap_s = 0.02;
+  double burst_gap_s = kDefaultBurstGapSeconds;
 };
 
 }  // namespace trainscope

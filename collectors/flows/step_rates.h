@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "flows/burst.h"
+#include "flows/flows_options.h"
 #include "flows/peers.h"
 #include "flows/step_period.h"
 #include "trainscope/pod.h"
@@ -34,7 +35,7 @@ struct StepRateSettings {
   size_t max_bursts_per_stream = 512;
   // Bursts of a peer's connections this close join into one exchange
   // (AddToTrain): the burst gap (--step-burst-gap).
-  double merge_gap_s = 0.02;
+  double merge_gap_s = kDefaultBurstGapSeconds;
   PeriodSettings period;
 };
 

@@ -30,15 +30,14 @@ struct peer_flow_value {
   __u64 packets;        // skbs (a GSO skb counts once)
 };
 
-// Exchange bursts: the payload-carrying packets of one socket in one
-// direction with no gap longer than the burst gap between them (the state is
-// kept on the socket, peer_flows.bpf.c). A training step exchanges with each
-// peer once, so the bursts' start times repeat once per step; user space
-// merges a peer's connections and estimates that period (step_period.h).
-
-// One finished burst, sent to user space through the ring buffer when the
-// socket's first packet after the gap arrives, or its connection closes (one
-// event per burst, never per packet).
+// One finished exchange burst: the payload-carrying packets of one socket in
+// one direction with no gap longer than the burst gap between them (the
+// state is kept on the socket, peer_flows.bpf.c). Sent to user space through
+// the ring buffer when the socket's first packet after the gap arrives, or
+// its connection closes (one event per burst, never per packet). A training
+// step exchanges with each peer once, so the bursts' start times repeat once
+// per step; user space joins a peer's connections and estimates that period
+// (step_period.h).
 struct peer_burst_event {
   __u64 pod_cgroup_id;
   __u8 peer_addr[16];
