@@ -45,22 +45,34 @@ failed_scenarios() {
 }
 
 failed_tests() {
-  # Every test of build/ that failed, with the end of its output: a failure
-  # without a scenario verdict (a what-if check, a timeout, a lint) must
-  # still show in the tail of a CI log.
-  local failed=$build_dir/Testing/Temporary/LastTestsFailed.log
+  # Every test of a build tree ($1, default build/) that failed, with its
+  # failures and the end of its output: a failure without a scenario verdict
+  # (a what-if check, a timeout, a sanitizer report) must still show in the
+  # tail of a CI log, which keeps the head and the end of a long run only.
+  local dir=${1:-$build_dir}
+  local failed=$dir/Testing/Temporary/LastTestsFailed.log
   [ -s "$failed" ] || return 0
-  echo "[test] failed tests of $build_dir:"
+  echo "[test] failed tests of $dir:"
   local name
   while IFS= read -r name; do
     name=${name#*:}
-    echo "[test] --- $name, the last lines of its output:"
+    echo "[test] --- $name: its failures (with 6 lines after each), then its last lines:"
     awk -v t="$name" '
-      $0 ~ /^[0-9]+\/[0-9]+ Test: / { sub(/^[0-9]+\/[0-9]+ Test: /, ""); in_test = ($0 == t); n = 0; next }
+      $0 ~ /^[0-9]+\/[0-9]+ Test: / { sub(/^[0-9]+\/[0-9]+ Test: /, ""); in_test = ($0 == t); next }
       in_test && /^<end of output>/ { in_test = 0; next }
-      in_test { lines[n++ % 15] = $0; last = n }
-      END { for (i = (last > 15 ? last - 15 : 0); i < last; i++) print lines[i % 15] }
-    ' "$build_dir"/Testing/Temporary/LastTest.log | cut -c1-400 || true
+      in_test { lines[n++] = $0 }
+      END {
+        shown = 0
+        for (i = 0; i < n && shown < 40; i++) {
+          if (lines[i] ~ /Failure|ERROR: AddressSanitizer|runtime error:|Timeout/) {
+            for (j = i; j < n && j <= i + 6 && shown < 40; j++) { print lines[j]; shown++ }
+            i = j - 1
+          }
+        }
+        print "[test] ..."
+        for (i = (n > 10 ? n - 10 : 0); i < n; i++) print lines[i]
+      }
+    ' "$dir"/Testing/Temporary/LastTest.log | cut -c1-400 || true
   done <"$failed"
 }
 
@@ -111,5 +123,8 @@ if [ "$rc" -eq 0 ]; then
 else
   failed_scenarios
   failed_tests
+fi
+if [ "$san_rc" -ne 0 ]; then
+  failed_tests "${TRAINSCOPE_SANITIZE_BUILD_DIR:-build-asan}"
 fi
 [ "$rc" -eq 0 ] && [ "$san_rc" -eq 0 ]

@@ -188,7 +188,8 @@ TEST_F(BpfSigkillTest, NothingRemainsAfterSigkillAndARestartCountsTraffic) {
   {
     PodProcess server(b, lab.netns(1), {"iperf3", "-s", "-1", "-B", lab.ip(1)},
                       (dir_ / "s.log").string());
-    std::this_thread::sleep_for(500ms);
+    ASSERT_TRUE(WaitListening(server.pid(), 5201, 10s))
+        << Slurp((dir_ / "s.log").string());
     PodProcess client(
         a, lab.netns(0),
         {"iperf3", "-c", lab.ip(1), "-n", "2M", "--connect-timeout", "3000"},

@@ -99,7 +99,7 @@ class FlowsAccuracyTest : public ::testing::TestWithParam<std::string> {
     const std::string client_out = (dir_ / "client.json").string();
     PodProcess server(*ps_, lab_->netns(1),
                       {"iperf3", "-s", "-1", "-B", lab_->ip(1)}, server_out);
-    std::this_thread::sleep_for(500ms);
+    EXPECT_TRUE(WaitListening(server.pid(), 5201, 10s)) << Slurp(server_out);
     std::vector<std::string> argv = {
         "iperf3", "-c", lab_->ip(1),         "-t",
         "2",      "-J", "--connect-timeout", "3000"};
@@ -278,7 +278,8 @@ TEST(FlowsQosDepthTest, GuaranteedAndBurstablePodsAreBothAttributed) {
     PodProcess server(worker, lab.netns(0),
                       {"iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", "5202"},
                       (dir / "lo-s.log").string());
-    std::this_thread::sleep_for(500ms);
+    ASSERT_TRUE(WaitListening(server.pid(), 5202, 10s))
+        << Slurp((dir / "lo-s.log").string());
     PodProcess client(worker, lab.netns(0),
                       {"iperf3", "-c", "127.0.0.1", "-p", "5202", "-t", "1",
                        "--connect-timeout", "3000"},
@@ -291,7 +292,8 @@ TEST(FlowsQosDepthTest, GuaranteedAndBurstablePodsAreBothAttributed) {
     PodProcess server([&ps](pid_t pid) { ps.MoveIn(pid); }, lab.netns(1),
                       {"iperf3", "-s", "-1", "-B", lab.ip(1)},
                       (dir / "s.json").string());
-    std::this_thread::sleep_for(500ms);
+    ASSERT_TRUE(WaitListening(server.pid(), 5201, 10s))
+        << Slurp((dir / "s.json").string());
     PodProcess client(worker, lab.netns(0),
                       {"iperf3", "-c", lab.ip(1), "-t", "1", "-J",
                        "--connect-timeout", "3000"},

@@ -116,17 +116,18 @@ TEST(FlowsBurstsTest, AStepOverSeveralConnectionsIsOneBurstAStep) {
   ASSERT_TRUE(bpf->SetPods(pods.both()).ok());
 
   const std::string dir = ::testing::TempDir();
-  const std::string port = "5301";
+  const int port = 5301;
   PodProcess receiver(pods.b, lab.netns(1),
-                      {"python3", "-c", kReceiver, lab.ip(1), port,
-                       std::to_string(kConnections)},
+                      {"python3", "-c", kReceiver, lab.ip(1),
+                       std::to_string(port), std::to_string(kConnections)},
                       dir + "/bursts-receiver.log");
-  std::this_thread::sleep_for(500ms);
+  ASSERT_TRUE(WaitListening(receiver.pid(), port, 10s))
+      << Slurp(dir + "/bursts-receiver.log");
   PodProcess sender(
       pods.a, lab.netns(0),
-      {"python3", "-c", kSender, lab.ip(1), port, std::to_string(kConnections),
-       std::to_string(kSteps), std::to_string(kPeriodS),
-       std::to_string(kBytesPerConnection)},
+      {"python3", "-c", kSender, lab.ip(1), std::to_string(port),
+       std::to_string(kConnections), std::to_string(kSteps),
+       std::to_string(kPeriodS), std::to_string(kBytesPerConnection)},
       dir + "/bursts-sender.log");
   EXPECT_EQ(sender.Wait(20s), std::optional<int>(0))
       << Slurp(dir + "/bursts-sender.log");

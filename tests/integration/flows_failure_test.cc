@@ -201,7 +201,8 @@ TEST_F(FlowsFailureTest, TinyMapEvictsCountsEvictionsAndKeepsGoing) {
     // 8 parallel streams + control: 9 connections x 2 directions x 2 pods.
     PodProcess server(b, lab.netns(1), {"iperf3", "-s", "-1", "-B", lab.ip(1)},
                       (dir_ / "s.log").string());
-    std::this_thread::sleep_for(500ms);
+    ASSERT_TRUE(WaitListening(server.pid(), 5201, 10s))
+        << Slurp((dir_ / "s.log").string());
     PodProcess client(a, lab.netns(0),
                       {"iperf3", "-c", lab.ip(1), "-t", "2", "-P", "8",
                        "--connect-timeout", "3000"},

@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -58,6 +59,38 @@ std::string Slurp(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+bool ListensOn(const std::string& proc_net_tcp, int port) {
+  // Each socket line: "sl local_address rem_address st ...", the address as
+  // HEXADDR:HEXPORT and the state 0A for LISTEN (include/net/tcp_states.h).
+  std::istringstream lines(proc_net_tcp);
+  std::string line;
+  std::getline(lines, line);  // the header
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    if (!(fields >> slot >> local >> remote >> state)) continue;
+    const auto colon = local.rfind(':');
+    if (colon == std::string::npos || state != "0A") continue;
+    if (std::strtol(local.c_str() + colon + 1, nullptr, 16) == port) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool WaitListening(pid_t pid, int port, std::chrono::milliseconds deadline) {
+  const std::string net = "/proc/" + std::to_string(pid) + "/net/";
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < until) {
+    if (ListensOn(Slurp(net + "tcp"), port) ||
+        ListensOn(Slurp(net + "tcp6"), port)) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
 }
 
 NetnsLab::NetnsLab(int pods) {

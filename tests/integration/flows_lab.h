@@ -117,6 +117,15 @@ class ChildProcess {
 // Reads a whole file ("" when missing).
 std::string Slurp(const std::string& path);
 
+// Whether a /proc/<pid>/net/tcp (or tcp6) table has a socket listening on
+// `port`.
+bool ListensOn(const std::string& proc_net_tcp, int port);
+// Waits until the process `pid` (a server inside a pod's network namespace:
+// /proc/<pid>/net is that namespace's) listens on TCP `port`; false at the
+// deadline. Clients connect after it, not after a guessed sleep: on two
+// loaded cores a server can take longer than any fixed pause to bind.
+bool WaitListening(pid_t pid, int port, std::chrono::milliseconds deadline);
+
 // Waits (at most 8 s) until the agent on `port` has completed `more`
 // sampling cycles past the current one: pods reach the BPF map (and pod
 // addresses the capture) at a sample, and traffic before that is not

@@ -78,7 +78,9 @@ TEST_F(FlowsPcapFileTest, ReadMatchesTsharkConversations) {
     ChildProcess server({"ip", "netns", "exec", lab.netns(1), "iperf3", "-s",
                          "-1", "-p", "2222", "-B", lab.ip(1)},
                         (dir_ / "server.log").string());
-    std::this_thread::sleep_for(1000ms);
+    ASSERT_TRUE(WaitListening(server.pid(), 2222, 10s))
+        << Slurp((dir_ / "server.log").string());
+    std::this_thread::sleep_for(500ms);  // tcpdump's start: it says nothing
     ChildProcess client(
         {"ip", "netns", "exec", lab.netns(0), "iperf3", "-c", lab.ip(1), "-p",
          "2222", "-t", "1", "-P", "2", "--connect-timeout", "3000"},

@@ -48,7 +48,8 @@ TEST(FlowsSocketCacheTest, AnOpenConnectionFollowsItsPodInAndOut) {
   const std::string dir = ::testing::TempDir();
   PodProcess server(b, lab.netns(1), {"iperf3", "-s", "-1", "-B", lab.ip(1)},
                     dir + "/cache-server.log");
-  std::this_thread::sleep_for(500ms);
+  ASSERT_TRUE(WaitListening(server.pid(), 5201, 10s))
+      << Slurp(dir + "/cache-server.log");
   // One connection for the whole test, at a steady 8 Mbit/s.
   PodProcess client(a, lab.netns(0),
                     {"iperf3", "-c", lab.ip(1), "-t", "8", "-b", "8M",

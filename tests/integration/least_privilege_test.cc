@@ -193,7 +193,10 @@ class LeastPrivilegeTest : public ::testing::Test {
       PodProcess server(*b_, lab_->netns(1),
                         {"iperf3", "-s", "-1", "-B", lab_->ip(1), "-p", "2222"},
                         (dir_ / "s.log").string());
-      std::this_thread::sleep_for(500ms);
+      if (!WaitListening(server.pid(), 2222, 10s)) {
+        ADD_FAILURE() << "iperf3 server: " << Slurp((dir_ / "s.log").string());
+        return std::nullopt;
+      }
       PodProcess client(*a_, lab_->netns(0),
                         {"iperf3", "-c", lab_->ip(1), "-p", "2222", "-n", "2M",
                          "--connect-timeout", "3000"},
