@@ -45,10 +45,11 @@ failed_scenarios() {
 }
 
 failed_tests() {
-  # Every test of a build tree ($1, default build/) that failed, with its
-  # failures and the end of its output: a failure without a scenario verdict
-  # (a what-if check, a timeout, a sanitizer report) must still show in the
-  # tail of a CI log, which keeps the head and the end of a long run only.
+  # Every test of a build tree ($1, default build/) that failed, with the
+  # failures its last try reported and the end of its output: a failure
+  # without a scenario verdict (a what-if check, a timeout, a sanitizer
+  # report) must still show in the tail of a CI log, which keeps only the
+  # head and the end of a long run.
   local dir=${1:-$build_dir}
   local failed=$dir/Testing/Temporary/LastTestsFailed.log
   [ -s "$failed" ] || return 0
@@ -56,21 +57,20 @@ failed_tests() {
   local name
   while IFS= read -r name; do
     name=${name#*:}
-    echo "[test] --- $name: its failures (with 6 lines after each), then its last lines:"
+    echo "[test] --- $name, its failures (each with the 6 lines after it) and the last 15 lines of its output:"
     awk -v t="$name" '
-      $0 ~ /^[0-9]+\/[0-9]+ Test: / { sub(/^[0-9]+\/[0-9]+ Test: /, ""); in_test = ($0 == t); next }
+      $0 ~ /^[0-9]+\/[0-9]+ Test: / { sub(/^[0-9]+\/[0-9]+ Test: /, ""); in_test = ($0 == t); if (in_test) n = 0; next }
       in_test && /^<end of output>/ { in_test = 0; next }
       in_test { lines[n++] = $0 }
       END {
         shown = 0
-        for (i = 0; i < n && shown < 40; i++) {
-          if (lines[i] ~ /Failure|ERROR: AddressSanitizer|runtime error:|Timeout/) {
-            for (j = i; j < n && j <= i + 6 && shown < 40; j++) { print lines[j]; shown++ }
-            i = j - 1
-          }
+        for (i = 0; i < n - 15 && shown < 40; i++) {
+          if (lines[i] !~ /Failure|ERROR: AddressSanitizer|runtime error:/) continue
+          for (j = i; j < n - 15 && j <= i + 6 && shown < 40; j++) { print lines[j]; shown++ }
+          i = j - 1
         }
-        print "[test] ..."
-        for (i = (n > 10 ? n - 10 : 0); i < n; i++) print lines[i]
+        if (shown) print "[test] ..."
+        for (i = (n > 15 ? n - 15 : 0); i < n; i++) print lines[i]
       }
     ' "$dir"/Testing/Temporary/LastTest.log | cut -c1-400 || true
   done <"$failed"

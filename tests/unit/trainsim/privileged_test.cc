@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -140,9 +141,17 @@ TEST_F(TrainsimPrivilegedTest, NodeCgroupsNetworkFaultsAndApi) {
     const SimPod& w2 = *node.layout().Find("tj-worker-2");
     const pid_t pid = node.PodPid(ps0.name);
     ASSERT_GT(pid, 0);
-    // The child joins its cgroups right after exec.
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    for (const std::string& dir : node.cgroups().ContainerDirs(ps0)) {
+    // The child joins its cgroups right after exec: wait for it (at most
+    // 10 s; a fixed pause is a guess on two loaded cores).
+    const auto dirs = node.cgroups().ContainerDirs(ps0);
+    const auto joined = [&] {
+      return std::all_of(dirs.begin(), dirs.end(), [&](const std::string& d) {
+        return Contains(ReadAll(d + "/cgroup.procs"), std::to_string(pid));
+      });
+    };
+    for (int i = 0; i < 200 && !joined(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (const std::string& dir : dirs) {
       ASSERT_TRUE(fs::exists(dir)) << dir;
       EXPECT_TRUE(Contains(ReadAll(dir + "/cgroup.procs"), std::to_string(pid)))
           << dir;
