@@ -145,7 +145,9 @@ void AddFlowsFlags(CLI::App& app, AgentConfig& cfg, FlagText& text) {
   app.add_option("--step-burst-gap", cfg.flows.burst_gap_s,
                  "Seconds of silence that end an exchange burst between a "
                  "pod and a peer; training step rates are the period of "
-                 "these bursts (0 = no step rates)")
+                 "these bursts and the diagnoses' costs their share of time "
+                 "(0 = neither; a gap longer than the compute between "
+                 "exchanges makes costs run high: docs/diagnosis.md)")
       ->envname("TRAINSCOPE_STEP_BURST_GAP")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
