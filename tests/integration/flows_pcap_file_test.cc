@@ -72,15 +72,22 @@ TEST_F(FlowsPcapFileTest, ReadMatchesTsharkConversations) {
   const std::string capture = (dir_ / "run.pcap").string();
   {
     // Headers only (-s 128): byte counts must come from the wire length.
+    const std::string tcpdump_log = (dir_ / "tcpdump.log").string();
     ChildProcess tcpdump({"tcpdump", "-i", lab.host_veth(0), "-s", "128", "-U",
                           "-w", capture, "tcp", "port", "2222"},
-                         (dir_ / "tcpdump.log").string());
+                         tcpdump_log);
+    // tcpdump says "listening on" once its capture and filter are active.
+    const auto listening = [&] {
+      return Slurp(tcpdump_log).find("listening on") != std::string::npos;
+    };
+    for (int i = 0; i < 500 && !listening(); ++i)
+      std::this_thread::sleep_for(20ms);
+    ASSERT_TRUE(listening()) << Slurp(tcpdump_log);
     ChildProcess server({"ip", "netns", "exec", lab.netns(1), "iperf3", "-s",
                          "-1", "-p", "2222", "-B", lab.ip(1)},
                         (dir_ / "server.log").string());
     ASSERT_TRUE(WaitListening(server.pid(), 2222, 10s))
         << Slurp((dir_ / "server.log").string());
-    std::this_thread::sleep_for(500ms);  // tcpdump's start: it says nothing
     ChildProcess client(
         {"ip", "netns", "exec", lab.netns(0), "iperf3", "-c", lab.ip(1), "-p",
          "2222", "-t", "1", "-P", "2", "--connect-timeout", "3000"},
