@@ -113,6 +113,7 @@ ojson RunResultsJson(const Scenario& scenario, const StepRateTracker& rates,
     jobs.push_back(
         {{"namespace", j.namespace_name},
          {"training_job", j.job},
+         {"checked", j.check.checked},
          {"true_steps_per_second", Round4(j.last_minute)},
          {"true_steps_per_second_before_faults", Round4(j.before_faults)},
          {"agent_steps_per_second", Round4(j.agent_last_minute)}});

@@ -33,21 +33,36 @@ ojson Opt(const std::optional<double>& v, int digits) {
 StepRateTracker::StepRateTracker(const Scenario& scenario)
     : scenario_(scenario) {
   for (const Job& job : scenario.jobs) {
-    // Real programs count their steps their own way (and the chief,
-    // master and evaluator do not train): only the built-in workers.
-    if (job.program) continue;
-    for (int k = 0; k < job.workers; ++k) {
-      const std::string pod = job.PodName(PodRole::kWorker, k);
-      workers_[pod] = {job.namespace_name, job.name, true};
-      if (enabled()) checked_.push_back(pod);
+    JobCount count{job.namespace_name, job.name, {}, false};
+    const PodInfo info{job.namespace_name, job.name};
+    if (job.program && job.chief > 0 && job.ChiefRole() == PodRole::kChief) {
+      // TF2's ClusterCoordinator schedules every step on some worker and
+      // counts them; the workers count none.
+      count.pods.push_back(job.PodName(PodRole::kChief, 0));
+      count.by_coordinator = true;
+      if (enabled())
+        checked_jobs_.push_back(job.namespace_name + "/" + job.name);
+    } else {
+      // A built-in job's chief, master and evaluator do not train; a real
+      // PyTorchJob's master is rank 0 of the ring.
+      if (job.program && job.chief > 0)
+        count.pods.push_back(job.PodName(PodRole::kMaster, 0));
+      for (int k = 0; k < job.workers; ++k)
+        count.pods.push_back(job.PodName(PodRole::kWorker, k));
+      for (const std::string& pod : count.pods) {
+        workers_[pod] = info;
+        if (enabled()) checked_.push_back(pod);
+      }
     }
+    for (const std::string& pod : count.pods) counters_[pod] = info;
+    job_counts_.push_back(std::move(count));
   }
 }
 
 void StepRateTracker::ObserveTruth(const std::string& pod, double now_s,
                                    uint64_t steps,
                                    std::optional<double> last_step_s) {
-  if (!workers_.count(pod)) return;
+  if (!counters_.count(pod)) return;
   auto& samples = truth_[pod];
   if (!samples.empty() && samples.back().t >= now_s) return;
   samples.push_back({now_s, steps, last_step_s});
@@ -133,10 +148,44 @@ std::map<double, double> StepRateTracker::WindowRates(const std::string& pod,
   return out;
 }
 
+void StepRateTracker::Compare(const std::map<double, double>* estimates,
+                              Comparison& c) const {
+  const auto [from, to] = LastSpan();
+  const double agent_from = std::max(to - kLastS, kAgentWarmupS);
+  size_t polls = 0;
+  std::vector<double> seen;
+  for (double t : polls_) {
+    if (t < agent_from || t > to) continue;
+    ++polls;
+    if (!estimates) continue;
+    auto e = estimates->find(t);
+    if (e != estimates->end()) seen.push_back(e->second);
+  }
+  c.agent_coverage = polls ? static_cast<double>(seen.size()) / polls : 0.0;
+  if (c.agent_coverage >= kMinCoverage) c.agent_rate = Median(seen);
+  if (c.true_rate && c.agent_rate && *c.true_rate > 0)
+    c.error = (*c.agent_rate - *c.true_rate) / *c.true_rate;
+  if (!c.true_rate) {
+    c.passed = false;
+    c.why = "no ground truth (no step counts over a window)";
+  } else if (*c.true_rate * kLastS < 1) {
+    // Under a step a minute: no period to see, so no estimate is right.
+    c.passed = !c.agent_rate;
+    if (!c.passed) c.why = "an estimate for a worker that made no steps";
+  } else if (!c.agent_rate) {
+    c.passed = false;
+    c.why = fmt::format("no estimate (in {:.0f}% of the polls)",
+                        c.agent_coverage * 100);
+  } else if (std::fabs(*c.error) > kTolerance) {
+    c.passed = false;
+    c.why = fmt::format("off by {:+.1f}%", *c.error * 100);
+  }
+  if (!c.checked) c.passed = true;
+}
+
 std::vector<StepRateTracker::WorkerFigures> StepRateTracker::Workers() const {
   std::vector<WorkerFigures> out;
   const auto [from, to] = LastSpan();
-  const double agent_from = std::max(to - kLastS, kAgentWarmupS);
   for (const auto& [pod, info] : workers_) {
     WorkerFigures w;
     w.pod = pod;
@@ -146,37 +195,8 @@ std::vector<StepRateTracker::WorkerFigures> StepRateTracker::Workers() const {
     std::vector<double> rates;
     for (const auto& [t, r] : WindowRates(pod, from, to)) rates.push_back(r);
     w.true_rate = Median(rates);
-    size_t polls = 0;
-    std::vector<double> estimates;
     auto a = agent_.find(pod);
-    for (double t : polls_) {
-      if (t < agent_from || t > to) continue;
-      ++polls;
-      if (a == agent_.end()) continue;
-      auto e = a->second.find(t);
-      if (e != a->second.end()) estimates.push_back(e->second);
-    }
-    w.agent_coverage =
-        polls ? static_cast<double>(estimates.size()) / polls : 0.0;
-    if (w.agent_coverage >= kMinCoverage) w.agent_rate = Median(estimates);
-    if (w.true_rate && w.agent_rate && *w.true_rate > 0)
-      w.error = (*w.agent_rate - *w.true_rate) / *w.true_rate;
-    if (!w.true_rate) {
-      w.passed = false;
-      w.why = "no ground truth (no step counts over a window)";
-    } else if (*w.true_rate * kLastS < 1) {
-      // Under a step a minute: no period to see, so no estimate is right.
-      w.passed = !w.agent_rate;
-      if (!w.passed) w.why = "an estimate for a worker that made no steps";
-    } else if (!w.agent_rate) {
-      w.passed = false;
-      w.why = fmt::format("no estimate (in {:.0f}% of the polls)",
-                          w.agent_coverage * 100);
-    } else if (std::fabs(*w.error) > kTolerance) {
-      w.passed = false;
-      w.why = fmt::format("off by {:+.1f}%", *w.error * 100);
-    }
-    if (!w.checked) w.passed = true;
+    Compare(a == agent_.end() ? nullptr : &a->second, w);
     out.push_back(w);
   }
   return out;
@@ -185,6 +205,8 @@ std::vector<StepRateTracker::WorkerFigures> StepRateTracker::Workers() const {
 bool StepRateTracker::Passed() const {
   for (const WorkerFigures& w : Workers())
     if (!w.passed) return false;
+  for (const JobFigures& j : Jobs())
+    if (!j.check.passed) return false;
   return true;
 }
 
@@ -203,9 +225,25 @@ ojson StepRateTracker::ResultJson() const {
     if (!w.passed) e["why"] = w.why;
     workers.push_back(e);
   }
+  ojson jobs = ojson::array();
+  for (const JobFigures& f : Jobs()) {
+    passed &= f.check.passed;
+    if (!f.check.checked) continue;
+    const Comparison& c = f.check;
+    ojson e{{"namespace", f.namespace_name},
+            {"training_job", f.job},
+            {"true_steps_per_second", Opt(c.true_rate, 4)},
+            {"agent_steps_per_second", Opt(c.agent_rate, 4)},
+            {"error_pct",
+             c.error ? ojson(Round(*c.error * 100, 1)) : ojson(nullptr)},
+            {"passed", c.passed}};
+    if (!c.passed) e["why"] = c.why;
+    jobs.push_back(e);
+  }
   ojson j{{"checked", enabled()}, {"passed", passed}};
   if (!enabled()) j["skipped"] = scenario_.skip_step_rate_check;
   j["workers"] = workers;
+  if (!jobs.empty()) j["jobs"] = jobs;
   return j;
 }
 
@@ -219,10 +257,10 @@ std::string StepRateTracker::Table() const {
     out += "  not checked: " + scenario_.skip_step_rate_check + "\n";
   out += fmt::format("{:<28} {:>14} {:>14} {:>8}\n", "pod", "true steps/s",
                      "agent steps/s", "error %");
+  auto num = [](const std::optional<double>& v) {
+    return v ? fmt::format("{:.3f}", *v) : std::string("-");
+  };
   for (const WorkerFigures& w : Workers()) {
-    auto num = [](const std::optional<double>& v) {
-      return v ? fmt::format("{:.3f}", *v) : std::string("-");
-    };
     out += fmt::format(
         "{:<28} {:>14} {:>14} {:>8}  {}\n", w.pod, num(w.true_rate),
         num(w.agent_rate),
@@ -231,34 +269,41 @@ std::string StepRateTracker::Table() const {
         : w.passed ? "ok"
                    : "FAIL: " + w.why);
   }
+  for (const JobFigures& f : Jobs()) {
+    const Comparison& c = f.check;
+    if (!c.checked) continue;
+    out += fmt::format(
+        "{:<28} {:>14} {:>14} {:>8}  {}\n", f.job + " (job, coordinator)",
+        num(c.true_rate), num(c.agent_rate),
+        c.error ? fmt::format("{:+.1f}", *c.error * 100) : std::string("-"),
+        c.passed ? "ok" : "FAIL: " + c.why);
+  }
   return out;
 }
 
+std::optional<double> StepRateTracker::JobRate(const JobCount& count,
+                                               double from, double to) const {
+  std::map<double, std::pair<double, size_t>> sums;  // end -> (sum, pods)
+  for (const std::string& pod : count.pods)
+    for (const auto& [t, r] : WindowRates(pod, from, to)) {
+      sums[t].first += r;
+      ++sums[t].second;
+    }
+  std::vector<double> rates;
+  for (const auto& [t, sum] : sums)
+    if (sum.second == count.pods.size()) rates.push_back(sum.first);
+  return Median(rates);
+}
+
 std::vector<StepRateTracker::JobFigures> StepRateTracker::Jobs() const {
-  // The job's rate at a poll: the sum of its workers' window rates there.
-  auto total = [&](const Job& job, double from,
-                   double to) -> std::optional<double> {
-    std::map<double, std::pair<double, int>> sums;  // end -> (sum, workers)
-    for (int k = 0; k < job.workers; ++k)
-      for (const auto& [t, r] :
-           WindowRates(job.PodName(PodRole::kWorker, k), from, to)) {
-        sums[t].first += r;
-        ++sums[t].second;
-      }
-    std::vector<double> rates;
-    for (const auto& [t, sum] : sums)
-      if (sum.second == job.workers) rates.push_back(sum.first);
-    return Median(rates);
-  };
   std::vector<JobFigures> out;
   const auto [from, to] = LastSpan();
   const auto before = BeforeFaultsSpan();
-  for (const Job& job : scenario_.jobs) {
-    if (job.program) continue;
-    JobFigures f{job.namespace_name, job.name, total(job, from, to),
-                 std::nullopt, std::nullopt};
-    if (before) f.before_faults = total(job, before->first, before->second);
-    auto a = agent_jobs_.find(job.namespace_name + "/" + job.name);
+  for (const JobCount& count : job_counts_) {
+    JobFigures f{count.namespace_name, count.job,    JobRate(count, from, to),
+                 std::nullopt,         std::nullopt, {}};
+    if (before) f.before_faults = JobRate(count, before->first, before->second);
+    auto a = agent_jobs_.find(count.namespace_name + "/" + count.job);
     if (a != agent_jobs_.end()) {
       std::vector<double> v;
       for (const auto& [t, r] : a->second)
@@ -266,6 +311,9 @@ std::vector<StepRateTracker::JobFigures> StepRateTracker::Jobs() const {
           v.push_back(r);
       f.agent_last_minute = Median(v);
     }
+    f.check.checked = enabled() && count.by_coordinator;
+    f.check.true_rate = f.last_minute;
+    Compare(a == agent_jobs_.end() ? nullptr : &a->second, f.check);
     out.push_back(f);
   }
   return out;

@@ -52,13 +52,19 @@ class StepRateTracker {
   // reports its own pods: call once per report.
   void ObserveAgent(const nlohmann::json& report, double now_s);
 
-  // The workers the check covers: role worker of jobs run by the built-in
-  // pod processes, none when the scenario skips the check.
+  // The pods the check covers one by one, none when the scenario skips the
+  // check: the workers, and a real program's PyTorchJob master (rank 0 of
+  // its ring trains too). A real program's TFJob chief is TF2's
+  // ClusterCoordinator: it counts the job's steps and its workers count
+  // none, so that job is checked as a whole (checked_jobs).
   const std::vector<std::string>& checked() const { return checked_; }
+  // "namespace/job" of the jobs checked as a whole: the agent's job total
+  // against the coordinator's count.
+  const std::vector<std::string>& checked_jobs() const { return checked_jobs_; }
   bool enabled() const { return scenario_.skip_step_rate_check.empty(); }
 
-  struct WorkerFigures {
-    std::string pod, namespace_name, job;
+  // A true rate against the agent's, over the last minute.
+  struct Comparison {
     bool checked = false;
     std::optional<double> true_rate;   // median over the last minute
     std::optional<double> agent_rate;  // median of the agent's estimates
@@ -66,6 +72,9 @@ class StepRateTracker {
     std::optional<double> error;       // (agent - true) / true
     bool passed = true;
     std::string why;  // when not passed
+  };
+  struct WorkerFigures : Comparison {
+    std::string pod, namespace_name, job;
   };
   std::vector<WorkerFigures> Workers() const;
   bool Passed() const;
@@ -76,16 +85,19 @@ class StepRateTracker {
   // The table verify prints.
   std::string Table() const;
 
-  // Per job (every worker of a built-in job): the true total steps/s,
-  // median over the last minute, and over [warm-up, first fault) when every
-  // fault of the scenario starts after the warm-up (else nullopt).
+  // Per job: the true total steps/s (its counting pods' rates summed, or
+  // its coordinator's), median over the last minute, and over [warm-up,
+  // first fault) when every fault of the scenario starts after the warm-up
+  // (else nullopt).
   struct JobFigures {
     std::string namespace_name, job;
     std::optional<double> last_minute;
     std::optional<double> before_faults;
     // The agent's job total (jobs[].steps_per_second), median over the
-    // polls of the last minute; for the record, not checked.
+    // polls of the last minute; checked (`check`) only for a job counted
+    // by its coordinator, for the record otherwise.
     std::optional<double> agent_last_minute;
+    Comparison check;
   };
   std::vector<JobFigures> Jobs() const;
   // The span the before-fault figures cover, when there is one.
@@ -101,17 +113,31 @@ class StepRateTracker {
   };
   struct PodInfo {
     std::string namespace_name, job;
-    bool builtin = false;  // role worker of a built-in job
+  };
+  // The pods whose step counts make a job's: summed, or its coordinator's.
+  struct JobCount {
+    std::string namespace_name, job;
+    std::vector<std::string> pods;
+    bool by_coordinator = false;
   };
   // Rates of the windows of `pod` lying within [from, to], keyed by the
   // window's end.
   std::map<double, double> WindowRates(const std::string& pod, double from,
                                        double to) const;
+  // The job's rate at each window end where every counting pod has one.
+  std::optional<double> JobRate(const JobCount& count, double from,
+                                double to) const;
+  // Judges `c.true_rate` against the agent's estimates at `estimates`
+  // (poll time -> rate; null: none) over the last minute.
+  void Compare(const std::map<double, double>* estimates, Comparison& c) const;
   double End() const;
 
   const Scenario& scenario_;
-  std::map<std::string, PodInfo> workers_;  // built-in job workers
+  std::map<std::string, PodInfo> workers_;  // pods checked one by one
   std::vector<std::string> checked_;
+  std::vector<JobCount> job_counts_;  // in the scenario's order
+  std::vector<std::string> checked_jobs_;
+  std::map<std::string, PodInfo> counters_;  // every pod whose count is read
   std::map<std::string, std::vector<TruthSample>> truth_;
   std::vector<double> polls_;  // times of agent reports seen
   std::map<std::string, std::map<double, double>> agent_;

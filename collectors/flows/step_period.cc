@@ -103,6 +103,27 @@ PeriodEstimate Refine(const std::vector<BurstPoint>& big, double guess) {
   return e;
 }
 
+// The steps in `bursts` from their bytes: every burst between the first and
+// the last big burst's start counts, small pieces of a split exchange too,
+// over the bytes of one step. Empty under `min_steps`.
+std::optional<PeriodEstimate> CountSteps(std::span<const BurstPoint> bursts,
+                                         const std::vector<BurstPoint>& big,
+                                         double step_bytes, int min_steps) {
+  const double first = big.front().start_s, last = big.back().start_s;
+  double steps = 0;
+  for (const BurstPoint& b : bursts)
+    if (b.start_s >= first && b.start_s < last)
+      steps += static_cast<double>(b.bytes) / step_bytes;
+  const double span = last - first;
+  if (span <= 0 || steps < min_steps) return std::nullopt;
+  PeriodEstimate e;
+  e.method = PeriodEstimate::Method::kVolume;
+  e.period_s = span / steps;
+  e.cycles = static_cast<int>(steps);
+  e.bursts = big.size();
+  return e;
+}
+
 }  // namespace
 
 ModalSize DensestSize(std::span<const BurstPoint> bursts, double tolerance) {
@@ -161,21 +182,19 @@ std::optional<PeriodEstimate> EstimatePeriodByVolume(
   if (modal <= 0 || share < s.min_modal_share ||
       m.byte_share < s.min_modal_share)
     return std::nullopt;
-  // Every burst between the first and the last big burst's start counts,
-  // small pieces of a split exchange too.
-  const double first = big.front().start_s, last = big.back().start_s;
-  double steps = 0;
-  for (const BurstPoint& b : bursts)
-    if (b.start_s >= first && b.start_s < last)
-      steps += static_cast<double>(b.bytes) / modal;
-  const double span = last - first;
-  if (span <= 0 || steps < s.min_cycles) return std::nullopt;
-  PeriodEstimate e;
-  e.method = PeriodEstimate::Method::kVolume;
-  e.period_s = span / steps;
-  e.alignment = share;
-  e.cycles = static_cast<int>(steps);
-  e.bursts = big.size();
+  auto e = CountSteps(bursts, big, modal, s.min_cycles);
+  if (e) e->alignment = share;
+  return e;
+}
+
+std::optional<PeriodEstimate> EstimatePeriodByStepBytes(
+    std::span<const BurstPoint> bursts, double step_bytes,
+    const PeriodSettings& s) {
+  if (bursts.size() < 3 || step_bytes <= 0) return std::nullopt;
+  const std::vector<BurstPoint> big = BigBursts(bursts, s.big_burst_fraction);
+  if (big.size() < 2) return std::nullopt;
+  auto e = CountSteps(bursts, big, step_bytes, s.min_cycles);
+  if (e) e->method = PeriodEstimate::Method::kStepBytes;
   return e;
 }
 
@@ -237,9 +256,10 @@ std::optional<double> NaturalMergeGap(std::span<const BurstPoint> bursts,
   return gap;
 }
 
-bool WholeExchanges(std::span<const BurstPoint> bursts) {
-  return DensestSize(bursts, kWholeExchangeTolerance).byte_share >=
-         kWholeExchangeByteShare;
+std::optional<double> WholeExchangeBytes(std::span<const BurstPoint> bursts) {
+  const ModalSize size = DensestSize(bursts, kWholeExchangeTolerance);
+  if (size.byte_share < kWholeExchangeByteShare) return std::nullopt;
+  return size.bytes;
 }
 
 namespace {
@@ -256,7 +276,9 @@ std::optional<PeriodEstimate> EstimateAtScale(
   const bool by_comb = e.has_value();
   if (!by_comb) e = EstimatePeriodByVolume(merged, s);
   if (!e) return e;
-  e->whole_exchanges = WholeExchanges(merged);
+  const std::optional<double> step_bytes = WholeExchangeBytes(merged);
+  e->whole_exchanges = step_bytes.has_value();
+  e->step_bytes = step_bytes.value_or(0);
   if (by_comb && e->whole_exchanges) {
     if (auto counted = EstimatePeriodByVolume(merged, s)) {
       e->period_s = counted->period_s;

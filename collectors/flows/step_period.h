@@ -39,16 +39,20 @@ struct PeriodSettings {
 };
 
 struct PeriodEstimate {
-  enum class Method { kComb, kVolume };
+  // kStepBytes: the volume over a step's exchange size the stream showed
+  // earlier, while its exchanges were whole (EstimatePeriodByStepBytes).
+  enum class Method { kComb, kVolume, kStepBytes };
   Method method = Method::kComb;
   double period_s = 0;
   double alignment = 0;  // comb: see PeriodSettings; volume: modal share
   double jitter = 0;     // residual standard deviation / period
   int cycles = 0;        // whole periods the fit spans
   size_t bursts = 0;     // big bursts used
-  // The train is of whole exchanges (WholeExchanges): one per step, never
+  // The train is of whole exchanges (WholeExchangeBytes): one per step, never
   // cut by a contended link.
   bool whole_exchanges = false;
+  // With whole_exchanges: the bytes of one step's exchange (their size).
+  double step_bytes = 0;
 };
 
 // The period at which `bursts` (sorted by start) repeat, or empty when they
@@ -80,6 +84,17 @@ ModalSize DensestSize(std::span<const BurstPoint> bursts, double tolerance);
 // Empty without a dominant size.
 std::optional<PeriodEstimate> EstimatePeriodByVolume(
     std::span<const BurstPoint> bursts, const PeriodSettings& s = {});
+
+// The period from the bytes of one step's exchange, known from an earlier
+// train of whole exchanges of the same stream: the bytes between the first
+// and the last big burst's start over `step_bytes` are the steps taken in
+// that time. For a train cut into pieces at a rhythm not the steps': a rank
+// whose allreduce partner is throttled by its CPU quota moves its ring's
+// chunks once per CFS period (100 ms), a clean comb that carries a varying
+// part of a step's gradients per tooth. Empty under min_cycles steps.
+std::optional<PeriodEstimate> EstimatePeriodByStepBytes(
+    std::span<const BurstPoint> bursts, double step_bytes,
+    const PeriodSettings& s = {});
 
 // `bursts` (sorted by start) with those separated by at most `gap_s` of
 // silence joined into one (first start, last end, bytes summed): one step's
@@ -119,7 +134,9 @@ inline constexpr double kMergeGaps[] = {0, 0.05, 0.1, 0.2, 0.4};
 // points instead.
 inline constexpr double kWholeExchangeTolerance = 0.1;
 inline constexpr double kWholeExchangeByteShare = 0.8;
-bool WholeExchanges(std::span<const BurstPoint> bursts);
+// Returns the size of one step's exchange then (the densest size), else
+// empty.
+std::optional<double> WholeExchangeBytes(std::span<const BurstPoint> bursts);
 
 // The bursts merged at the natural gap, then at each of kMergeGaps in turn,
 // the comb (EstimatePeriod) then the volume estimate at each; the first that

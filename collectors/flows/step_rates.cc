@@ -93,6 +93,11 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
     }
     const std::vector<BurstPoint> window(b.begin() + first, b.end());
     auto period = EstimatePeriodAtAnyScale(window, s_.period);
+    // Cut exchanges of a size seen whole: their bytes count the steps, as
+    // the rhythm they are cut at need not be the steps'.
+    if (period && !period->whole_exchanges && stream.step_bytes > 0) {
+      period = EstimatePeriodByStepBytes(window, stream.step_bytes, s_.period);
+    }
     // The short window for a regular train (the comb) and for one of
     // whole exchanges, whose every burst is a step, so its count over a
     // few seconds is the rate then; a contended PS's workers are both
@@ -101,13 +106,14 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
     // cut exchanges needs the longer windows to average out where its first
     // and last steps fall.
     // A longer window must really hold that much history: a stream younger
-    // than 30 s has only a noisy volume estimate, or a start-up's.
+    // than 30 s has only a noisy volume estimate, or a start-up's. A count
+    // over a step size seen whole is not noisy.
     const double held = b.back().start_s - b[first].start_s;
     const bool enough =
         span > s_.short_window_s
             ? held >= 0.8 * span
             : period && period->cycles >= s_.short_window_cycles &&
-                  (period->method == PeriodEstimate::Method::kComb ||
+                  (period->method != PeriodEstimate::Method::kVolume ||
                    period->whole_exchanges);
     if (period && enough) {
       if (auto changed = RecentChange(window, period->period_s))
@@ -122,7 +128,7 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
   }
 }
 
-std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) const {
+std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) {
   struct Vote {
     double rate;
     double jitter;
@@ -130,12 +136,13 @@ std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) const {
   };
   std::map<std::string, std::vector<Vote>> votes;
   std::map<std::string, StepRate> out;
-  for (const auto& [key, stream] : streams_) {
+  for (auto& [key, stream] : streams_) {
     const std::string& pod = std::get<0>(key);
     StepRate& rate = out[pod];
     ++rate.streams_seen;
     auto period = StreamPeriod(stream, now_s);
     if (!period) continue;
+    if (period->whole_exchanges) stream.step_bytes = period->step_bytes;
     ++rate.streams;
     votes[pod].push_back(
         {1.0 / period->period_s, period->jitter, period->whole_exchanges});
@@ -244,6 +251,22 @@ void ReconcileRanks(std::map<std::string, StepRate>& rates, const PodList& pods,
   }
 }
 
+namespace {
+
+const char* MethodName(PeriodEstimate::Method method) {
+  switch (method) {
+    case PeriodEstimate::Method::kComb:
+      return " comb";
+    case PeriodEstimate::Method::kVolume:
+      return " volume";
+    case PeriodEstimate::Method::kStepBytes:
+      return " step-bytes";
+  }
+  return " ?";
+}
+
+}  // namespace
+
 std::vector<std::string> StepRateTracker::Describe(double now_s) const {
   std::vector<std::string> out;
   for (const auto& [key, stream] : streams_) {
@@ -259,12 +282,9 @@ std::vector<std::string> StepRateTracker::Describe(double now_s) const {
     }
     auto period = StreamPeriod(stream, now_s);
     if (period) line += period->whole_exchanges ? " whole" : " cut";
-    line += period
-                ? std::string(period->method == PeriodEstimate::Method::kVolume
-                                  ? " volume period "
-                                  : " comb period ") +
-                      std::to_string(period->period_s)
-                : " no period";
+    line += period ? std::string(MethodName(period->method)) + " period " +
+                         std::to_string(period->period_s)
+                   : " no period";
     out.push_back(std::move(line));
   }
   return out;

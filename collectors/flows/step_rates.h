@@ -78,8 +78,8 @@ void ReconcileRanks(std::map<std::string, StepRate>& rates, const PodList& pods,
 // count; forgets the pods that left. The rate of a pod is the median of its
 // streams' rates: every peer of a training step is exchanged with once per
 // step, so the streams agree unless one is not a step's. Streams of whole
-// exchanges (WholeExchanges, step_period.h) outvote the cut ones: when a pod
-// has at least two, and they are at least half of its streams with a
+// exchanges (WholeExchangeBytes, step_period.h) outvote the cut ones: when a
+// pod has at least two, and they are at least half of its streams with a
 // period, only they vote (a comb over a contended link's pieces finds their
 // rhythm, not the steps').
 class StepRateTracker {
@@ -95,8 +95,10 @@ class StepRateTracker {
   void Prune(const PodList& pods, const PodList* peer_pods, double now_s);
   // Every local pod with bursts, by uid. A stream whose newest burst is
   // older than three of its periods (plus a second) is stale: its pod has
-  // stopped exchanging, so it gives no rate.
-  std::map<std::string, StepRate> Rates(double now_s) const;
+  // stopped exchanging, so it gives no rate. Each stream remembers the size
+  // of a step's exchange while its exchanges are whole; once they are cut,
+  // its bytes over that size count its steps (EstimatePeriodByStepBytes).
+  std::map<std::string, StepRate> Rates(double now_s);
   size_t streams() const { return streams_.size(); }
   // One line per stream (pod, peer, direction, bursts, newest bursts, the
   // period or why none), for --log-level debug.
@@ -106,6 +108,9 @@ class StepRateTracker {
   using StreamKey = std::tuple<std::string, std::string, FlowDirection>;
   struct Stream {
     std::deque<BurstPoint> bursts;  // by start time
+    // Of one step's exchange, from the newest window of whole exchanges;
+    // 0 before one.
+    double step_bytes = 0;
   };
   std::optional<PeriodEstimate> StreamPeriod(const Stream& stream,
                                              double now_s) const;

@@ -242,6 +242,48 @@ TEST(EstimatePeriodByVolume, SplitExchangesStillCountOnce) {
   EXPECT_NEAR(got->period_s, 0.5, 0.5 * 0.02);
 }
 
+// A ring whose slowest rank runs 5 ms per 100 ms CFS period (a CPU quota
+// of 0.05 cores): the gradients of a step (2.8 MB, ready every 0.23 s) move
+// only while it runs, 1 to 7 chunks of 350 kB per period (as measured on
+// real PyTorch DDP over gloo). The bursts make a clean comb at 100 ms with
+// a varying part of a step in each tooth; the bytes over the step's size
+// count the steps.
+std::vector<BurstPoint> ThrottledRing(double step_s, double until_s) {
+  constexpr double kStepBytes = 2'800'000, kChunk = 350'000, kCfs = 0.1;
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> chunks(1, 7);
+  std::vector<BurstPoint> bursts;
+  double pending = 0, next_step = 0;
+  for (double tooth = 0; tooth < until_s; tooth += kCfs) {
+    for (; next_step <= tooth; next_step += step_s) pending += kStepBytes;
+    const double sent = std::min(pending, chunks(rng) * kChunk);
+    pending -= sent;
+    if (sent > 0)
+      bursts.push_back({tooth, static_cast<uint64_t>(sent), tooth + 0.005});
+  }
+  return bursts;
+}
+
+TEST(EstimatePeriodByStepBytes, CountsTheStepsOfACombAtAnotherRhythm) {
+  const std::vector<BurstPoint> bursts = ThrottledRing(0.23, 30);
+  const auto comb = EstimatePeriodAtAnyScale(bursts);
+  ASSERT_TRUE(comb.has_value());
+  EXPECT_NEAR(comb->period_s, 0.1, 0.005);  // the quota's rhythm
+  EXPECT_FALSE(comb->whole_exchanges);
+  const auto got = EstimatePeriodByStepBytes(bursts, 2'800'000);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->method, PeriodEstimate::Method::kStepBytes);
+  EXPECT_NEAR(got->period_s, 0.23, 0.23 * 0.02);
+}
+
+TEST(EstimatePeriodByStepBytes, NoneWithoutASizeOrEnoughSteps) {
+  const std::vector<BurstPoint> bursts = ThrottledRing(0.23, 30);
+  EXPECT_FALSE(EstimatePeriodByStepBytes(bursts, 0).has_value());
+  EXPECT_FALSE(EstimatePeriodByStepBytes(ThrottledRing(0.23, 0.5), 2'800'000)
+                   .has_value());
+  EXPECT_FALSE(EstimatePeriodByStepBytes({}, 2'800'000).has_value());
+}
+
 // A ring allreduce rank sends 2(N-1) = 6 equal chunks to its neighbour per
 // step, each after receiving one (a few ms of silence), then computes for
 // 0.4 s. As they come the chunks show six times the step rate; joined over

@@ -106,14 +106,15 @@ TEST_F(StepRateTrackerTest, WholeExchangesOutvoteCutOnes) {
   EXPECT_GT(*one_whole.Rates(60).at("w0").steps_per_second, 2.0);
 }
 
-TEST(WholeExchanges, OneSizeCarriesTheBytes) {
+TEST(WholeExchangeBytes, OneSizeCarriesTheBytes) {
   const std::vector<BurstPoint> whole = {
       {0, 500'000, 0.1}, {1, 8, 1.0}, {2, 498'000, 2.1}};
   const std::vector<BurstPoint> cut = {
       {0, 65'000, 0.1}, {1, 2'896, 1.0}, {2, 30'000, 2.1}, {3, 120'000, 3.0}};
-  EXPECT_TRUE(WholeExchanges(whole));
-  EXPECT_FALSE(WholeExchanges(cut));
-  EXPECT_FALSE(WholeExchanges(std::vector<BurstPoint>{}));
+  ASSERT_TRUE(WholeExchangeBytes(whole).has_value());
+  EXPECT_NEAR(*WholeExchangeBytes(whole), 499'000, 1'000);
+  EXPECT_FALSE(WholeExchangeBytes(cut).has_value());
+  EXPECT_FALSE(WholeExchangeBytes(std::vector<BurstPoint>{}).has_value());
 }
 
 TEST_F(StepRateTrackerTest, FollowsARateThatDrops) {
@@ -160,6 +161,54 @@ TEST_F(StepRateTrackerTest, FollowsAChangeOfAnIrregularWholeTrain) {
   const auto rates = tracker.Rates(75);
   ASSERT_TRUE(rates.at("w0").steps_per_second.has_value());
   EXPECT_NEAR(*rates.at("w0").steps_per_second, 1 / 1.2, 0.05);
+}
+
+// Real PyTorch DDP over gloo, one rank's CPU quota cut to 0.05 cores at
+// 60 s: before, one whole 2.8 MB exchange per 0.2 s step; after, the ring
+// moves only while that rank runs, once per 100 ms CFS period, 1 to 7
+// chunks of 350 kB of a 0.23 s step's gradients each time (measured: this comb
+// read 10 steps/s against a true 4.4). The size the stream showed whole counts
+// the steps.
+TEST_F(StepRateTrackerTest, ACutTrainCountsStepsBySizeSeenWhole) {
+  constexpr double kStepBytes = 2'800'000;
+  auto resolver = Resolver();
+  StepRateTracker tracker;
+  auto sample_every_3s = [&](double from, double to) {
+    for (double t = from; t < to; t += 3) tracker.Rates(t);
+  };
+  tracker.Add(Train("198.18.0.20", 0, 0.2, 300, FlowDirection::kReceive,
+                    static_cast<uint64_t>(kStepBytes)),
+              resolver);
+  sample_every_3s(3, 60);
+  ASSERT_TRUE(tracker.Rates(60).at("w0").steps_per_second.has_value());
+  EXPECT_NEAR(*tracker.Rates(60).at("w0").steps_per_second, 5.0, 0.1);
+
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> chunks(1, 7);  // of 350 kB
+  std::vector<BurstEvent> throttled;
+  double pending = 0, next_step = 60;
+  for (double tooth = 60.05; tooth < 100; tooth += 0.1) {
+    for (; next_step <= tooth; next_step += 0.23) pending += kStepBytes;
+    const double sent = std::min(pending, chunks(rng) * 350'000.0);
+    pending -= sent;
+    if (sent <= 0) continue;
+    auto burst = Train("198.18.0.20", tooth, 0.1, 1, FlowDirection::kReceive,
+                       static_cast<uint64_t>(sent));
+    throttled.insert(throttled.end(), burst.begin(), burst.end());
+  }
+  tracker.Add(throttled, resolver);
+  const auto rates = tracker.Rates(100);
+  ASSERT_TRUE(rates.at("w0").steps_per_second.has_value());
+  EXPECT_NEAR(*rates.at("w0").steps_per_second, 1 / 0.23, 0.1);
+
+  // The same cut train in a stream never seen whole reads the comb's
+  // rhythm: without a size, nothing tells the teeth from the steps
+  // (docs/flows.md, "Limits").
+  StepRateTracker never_whole;
+  never_whole.Add(throttled, resolver);
+  const auto comb = never_whole.Rates(100);
+  ASSERT_TRUE(comb.at("w0").steps_per_second.has_value());
+  EXPECT_NEAR(*comb.at("w0").steps_per_second, 10, 0.2);
 }
 
 // An IO stall stretches a 0.4 s step to 4 s: three long gaps in a row

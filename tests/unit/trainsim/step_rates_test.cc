@@ -68,17 +68,61 @@ const StepRateTracker::WorkerFigures& Find(
   throw std::runtime_error("no " + pod);
 }
 
-TEST(StepRatesTest, ChecksBuiltinWorkersOnly) {
+TEST(StepRatesTest, ChecksTheTrainingPods) {
   Scenario s = ParseScenarioText(R"({"name": "s",
     "jobs": [{"name": "a", "ps": 1, "workers": 2, "chief": 1, "evaluator": 1},
              {"name": "r", "kind": "allreduce", "workers": 2, "chief": 1,
               "gradient_bytes": 1000},
              {"name": "p", "ps": 1, "workers": 1,
+              "program": {"argv": ["/bin/true"]}},
+             {"name": "ddp", "kind": "allreduce", "workers": 1, "chief": 1,
+              "program": {"argv": ["/bin/true"]}},
+             {"name": "tf2", "ps": 1, "workers": 2, "chief": 1,
               "program": {"argv": ["/bin/true"]}}]})");
   StepRateTracker tr(s);
+  // Built-in chiefs, masters and evaluators do not train; a real
+  // PyTorchJob's master is rank 0 of its ring.
   EXPECT_EQ(tr.checked(),
             (std::vector<std::string>{"a-worker-0", "a-worker-1", "r-worker-0",
-                                      "r-worker-1"}));
+                                      "r-worker-1", "p-worker-0",
+                                      "ddp-master-0", "ddp-worker-0"}));
+  // TF2's coordinator counts its job's steps; its workers count none.
+  EXPECT_EQ(tr.checked_jobs(), (std::vector<std::string>{"default/tf2"}));
+}
+
+// A TF2 job: the coordinator schedules 10 steps a second over two workers
+// and counts them; the workers' own counts stay 0. The agent's job total
+// is checked against the coordinator's count, the workers not at all.
+TEST(StepRatesTest, ACoordinatorCountedJobIsCheckedAsAWhole) {
+  Scenario s = ParseScenarioText(R"({"name": "s", "duration_s": 90,
+    "jobs": [{"namespace": "training", "name": "tf2", "ps": 1, "workers": 2,
+              "chief": 1, "program": {"argv": ["/bin/true"]}}]})");
+  auto agent_total = [](double total) {
+    return json{{"jobs", json::array({{{"namespace", "training"},
+                                       {"training_job", "tf2"},
+                                       {"steps_per_second", total},
+                                       {"worker_steps_per_second",
+                                        {{"tf2-worker-0", total / 2},
+                                         {"tf2-worker-1", total / 2}}}}})}};
+  };
+  for (double agent : {10.4, 12.0}) {
+    StepRateTracker tr(s);
+    const auto steps = Steps(0, 0.1, 90);
+    for (double t = 3; t <= 90; t += 3) {
+      Feed(tr, "tf2-chief-0", steps, t);
+      tr.ObserveTruth("tf2-worker-0", t, 0, std::nullopt);
+      tr.ObserveAgent(agent_total(agent), t);
+    }
+    EXPECT_TRUE(tr.Workers().empty());
+    const auto jobs = tr.Jobs();
+    ASSERT_EQ(jobs.size(), 1u);
+    ASSERT_TRUE(jobs[0].check.checked);
+    ASSERT_TRUE(jobs[0].check.true_rate.has_value());
+    EXPECT_NEAR(*jobs[0].check.true_rate, 10, 0.01);
+    EXPECT_EQ(tr.Passed(), agent < 11) << agent;
+    EXPECT_EQ(tr.ResultJson()["jobs"][0]["passed"], agent < 11);
+    EXPECT_NE(tr.Table().find("tf2 (job, coordinator)"), std::string::npos);
+  }
 }
 
 // At 5 s steps and 2 s polls, a count per poll interval is 0 or 1 step:
