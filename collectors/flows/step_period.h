@@ -51,7 +51,8 @@ struct PeriodEstimate {
   // The train is of whole exchanges (WholeExchangeBytes): one per step, never
   // cut by a contended link.
   bool whole_exchanges = false;
-  // With whole_exchanges: the bytes of one step's exchange (their size).
+  // With whole_exchanges: the bytes the stream moves per step, the small
+  // bursts beside the exchange included (0 when unknown).
   double step_bytes = 0;
 };
 
@@ -129,13 +130,13 @@ std::optional<double> NaturalMergeGap(std::span<const BurstPoint> bursts,
 inline constexpr double kMergeGaps[] = {0, 0.05, 0.1, 0.2, 0.4};
 
 // A train of whole exchanges: at least kWholeExchangeByteShare of its bytes
-// come in bursts of one size (within kWholeExchangeTolerance), one per step.
-// A contended link cuts its exchanges into pieces of any size at irregular
-// points instead.
+// come in big bursts (PeriodSettings::big_burst_fraction) of one size
+// (within kWholeExchangeTolerance), one per step. A contended link cuts its
+// exchanges into pieces of any size at irregular points instead.
 inline constexpr double kWholeExchangeTolerance = 0.1;
 inline constexpr double kWholeExchangeByteShare = 0.8;
-// Returns the size of one step's exchange then (the densest size), else
-// empty.
+// Returns the size of one step's exchange then (the densest size among the
+// big bursts), else empty.
 std::optional<double> WholeExchangeBytes(std::span<const BurstPoint> bursts);
 
 // The bursts merged at the natural gap, then at each of kMergeGaps in turn,

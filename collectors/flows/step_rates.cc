@@ -142,7 +142,7 @@ std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) {
     ++rate.streams_seen;
     auto period = StreamPeriod(stream, now_s);
     if (!period) continue;
-    if (period->whole_exchanges) stream.step_bytes = period->step_bytes;
+    if (period->step_bytes > 0) stream.step_bytes = period->step_bytes;
     ++rate.streams;
     votes[pod].push_back(
         {1.0 / period->period_s, period->jitter, period->whole_exchanges});

@@ -189,6 +189,28 @@ TEST(EstimatePeriodAtAnyScale, SlowStepsOfWholeExchangesCountOnce) {
   }
 }
 
+// Real TF1 between-graph: each step a worker pushes its 262 kB of
+// gradients to the PS and, apart from them, sends a 17 kB request and a
+// 1 kB one. The push is the exchange; counting the side bursts' bytes as
+// parts of a step read the worker 5-7% fast. The stream's bytes per step
+// (for a later cut train) are all of them.
+TEST(EstimatePeriodAtAnyScale, SideBurstsBesideWholeExchangesDoNotCount) {
+  std::mt19937 rng(2);
+  std::normal_distribution<double> noise(0, 0.003);
+  std::vector<BurstPoint> bursts;
+  for (int step = 0; step < 60; ++step) {
+    const double t = 50 + step * 0.2 + noise(rng);
+    bursts.push_back({t, 262'476, t + 0.002});
+    bursts.push_back({t + 0.07, 17'483, t + 0.071});
+    bursts.push_back({t + 0.13, 950, t + 0.131});
+  }
+  const auto got = EstimatePeriodAtAnyScale(bursts);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_TRUE(got->whole_exchanges);
+  EXPECT_NEAR(got->period_s, 0.2, 0.2 * 0.01);
+  EXPECT_NEAR(got->step_bytes, 262'476 + 17'483 + 950, 3'000);
+}
+
 // Four workers contend for one PS: each pulls the same 600 kB every step,
 // at a phase of its step that varies by a third of the step. No comb lines
 // the pulls up; their bytes over the bytes of one step still count the
