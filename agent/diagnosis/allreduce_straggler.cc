@@ -123,7 +123,7 @@ void DetectAllreduceStraggler(const DetectorInput& in,
         for (const auto& [_, r] : job.exchange) rates.push_back(r);
         ev["job_rank_exchange_bytes_per_second"] = Round4(Median(rates));
       }
-      SetCauseImpact(f.diagnosis, top);
+      SetCauseImpact(f.diagnosis, causes);
       f.diagnosis.summary = fmt::format(
           "Rank {} of allreduce job {} holds every step back: {} {:.2f} "
           "against its {} peers' median {:.2f} ({}).",

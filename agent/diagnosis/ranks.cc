@@ -190,15 +190,29 @@ nlohmann::json CauseEvidence(const std::vector<StandOut>& causes) {
   return out;
 }
 
-void SetCauseImpact(Diagnosis& d, const StandOut& cause) {
-  const bool stall = cause.metric == "cpu_stall_ratio" ||
-                     cause.metric == "io_stall_ratio" ||
-                     cause.metric == "memory_stall_ratio";
+void SetCauseImpact(Diagnosis& d, const std::vector<StandOut>& causes) {
+  auto beyond = [](const StandOut& c) {
+    return std::max(0.0, c.value - c.peer_median);
+  };
+  double stall = 0;
+  bool any_stall = false;
+  for (const StandOut& c : causes) {
+    if (c.metric != "cpu_stall_ratio" && c.metric != "io_stall_ratio" &&
+        c.metric != "memory_stall_ratio")
+      continue;
+    stall += beyond(c);
+    any_stall = true;
+  }
   // Even a stall is a bound: a rank with slack in its step (waiting on
   // something else anyway) absorbs part of it.
-  SetImpact(d, std::max(0.0, cause.value - cause.peer_median),
-            (stall ? std::string("stall") : cause.metric) + "_beyond_peers" +
-                std::string(kUpperBoundSuffix));
+  if (any_stall) {
+    SetImpact(d, std::min(1.0, stall),
+              "stall_beyond_peers" + std::string(kUpperBoundSuffix));
+  } else if (!causes.empty()) {
+    SetImpact(d, beyond(causes.front()),
+              causes.front().metric + "_beyond_peers" +
+                  std::string(kUpperBoundSuffix));
+  }
 }
 
 }  // namespace trainscope::diagnosis

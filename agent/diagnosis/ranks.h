@@ -58,11 +58,14 @@ std::vector<StandOut> CausesStandingOut(
 // Evidence entry for the causes: {metric: {value, peer_median, rule, ...}}.
 nlohmann::json CauseEvidence(const std::vector<StandOut>& causes);
 
-// A cause's cost in synchronous training (docs/diagnosis.md): every rank
+// The causes' cost in synchronous training (docs/diagnosis.md): every rank
 // waits for the slowest, so the stall time the rank has beyond its peers'
-// median is time the whole job waits. Stall fractions (PSI) are time; the
-// other causes' ratios (throttled periods, CPU or memory use against the
-// limit) stand in for it, as an upper bound. Sets cost and severity.
-void SetCauseImpact(Diagnosis& d, const StandOut& cause);
+// median is time the whole job waits. Stall fractions (PSI) are time: those
+// standing out among `causes` are summed (stalls of two resources may
+// overlap, so the sum is a bound). Only when none stands out, the first
+// cause's ratio (throttled periods, CPU or memory use against the limit)
+// stands in, as a looser bound: a period throttled for a millisecond counts
+// whole. Sets cost and severity.
+void SetCauseImpact(Diagnosis& d, const std::vector<StandOut>& causes);
 
 }  // namespace trainscope::diagnosis

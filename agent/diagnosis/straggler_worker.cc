@@ -132,7 +132,7 @@ void DetectByCause(const DetectorInput& in, const JobTraffic& job,
           {"synchronous", true},
           {"causes", CauseEvidence(causes)},
           {"likely_causes", std::vector<std::string>{top.cause}}};
-    SetCauseImpact(f.diagnosis, top);
+    SetCauseImpact(f.diagnosis, causes);
     f.diagnosis.summary = fmt::format(
         "Worker {} holds back synchronous job {}: {} {:.2f} against its {} "
         "peers' median {:.2f} ({}); every worker waits for it each step.",

@@ -258,6 +258,22 @@ TEST(AllreduceStragglerTest, ThrottlingCostIsOnlyABound) {
   EXPECT_EQ(found[0].diagnosis.severity, Severity::kWarning);
 }
 
+TEST(AllreduceStragglerTest, AStallStandingOutBoundsTheThrottlingCost) {
+  // Real PyTorch DDP with one rank's CPU limit cut to 0.05 cores: throttled
+  // in 93% of its periods, but its CPU stall (PSI, time) is 0.35 against
+  // its peers' 0.02. The job lost 14% of its steps; the throttled share
+  // read a 15x speed-up, the stall 1.5x.
+  Window w = Ring(3).Build();
+  SetCounter(w, Rank(2), &PodPoint::cpu_throttled_periods, 6);
+  SetCounter(w, Rank(2), &PodPoint::cpu_pressure_some_seconds, 0.35);
+  auto found = FindingsOf(kAllreduceStraggler, w);
+  ASSERT_EQ(found.size(), 1u);
+  const auto& ev = found[0].diagnosis.evidence;
+  EXPECT_EQ(ev["cause"], "cpu_throttled");
+  EXPECT_EQ(ev["cost_model"], "stall_beyond_peers_upper_bound");
+  EXPECT_NEAR(ev["cost_fraction"].get<double>(), 0.34, 1e-3);
+}
+
 // One rank's link shaped to `limit` bytes/s egress; every rank sends 2 MB/s.
 Window ShapedRank(int n, int shaped, double limit, double peer_limit = 0) {
   Window w = Ring(n).Build();
