@@ -210,35 +210,48 @@ bool StepRateTracker::Passed() const {
   return true;
 }
 
+namespace {
+
+// `e` (what is compared) with the comparison's figures after it.
+ojson WithFigures(ojson e, const StepRateTracker::Comparison& c) {
+  e["true_steps_per_second"] = Opt(c.true_rate, 4);
+  e["agent_steps_per_second"] = Opt(c.agent_rate, 4);
+  e["error_pct"] = c.error ? ojson(Round(*c.error * 100, 1)) : ojson(nullptr);
+  e["passed"] = c.passed;
+  if (!c.passed) e["why"] = c.why;
+  return e;
+}
+
+// One line of the table.
+std::string Row(const std::string& name, const StepRateTracker::Comparison& c) {
+  auto num = [](const std::optional<double>& v) {
+    return v ? fmt::format("{:.3f}", *v) : std::string("-");
+  };
+  return fmt::format(
+      "{:<28} {:>14} {:>14} {:>8}  {}\n", name, num(c.true_rate),
+      num(c.agent_rate),
+      c.error ? fmt::format("{:+.1f}", *c.error * 100) : std::string("-"),
+      !c.checked ? ""
+      : c.passed ? "ok"
+                 : "FAIL: " + c.why);
+}
+
+}  // namespace
+
 ojson StepRateTracker::ResultJson() const {
   ojson workers = ojson::array();
   bool passed = true;
   for (const WorkerFigures& w : Workers()) {
     passed &= w.passed;
     if (!w.checked) continue;
-    ojson e{{"pod", w.pod},
-            {"true_steps_per_second", Opt(w.true_rate, 4)},
-            {"agent_steps_per_second", Opt(w.agent_rate, 4)},
-            {"error_pct",
-             w.error ? ojson(Round(*w.error * 100, 1)) : ojson(nullptr)},
-            {"passed", w.passed}};
-    if (!w.passed) e["why"] = w.why;
-    workers.push_back(e);
+    workers.push_back(WithFigures({{"pod", w.pod}}, w));
   }
   ojson jobs = ojson::array();
   for (const JobFigures& f : Jobs()) {
     passed &= f.check.passed;
     if (!f.check.checked) continue;
-    const Comparison& c = f.check;
-    ojson e{{"namespace", f.namespace_name},
-            {"training_job", f.job},
-            {"true_steps_per_second", Opt(c.true_rate, 4)},
-            {"agent_steps_per_second", Opt(c.agent_rate, 4)},
-            {"error_pct",
-             c.error ? ojson(Round(*c.error * 100, 1)) : ojson(nullptr)},
-            {"passed", c.passed}};
-    if (!c.passed) e["why"] = c.why;
-    jobs.push_back(e);
+    jobs.push_back(WithFigures(
+        {{"namespace", f.namespace_name}, {"training_job", f.job}}, f.check));
   }
   ojson j{{"checked", enabled()}, {"passed", passed}};
   if (!enabled()) j["skipped"] = scenario_.skip_step_rate_check;
@@ -257,27 +270,9 @@ std::string StepRateTracker::Table() const {
     out += "  not checked: " + scenario_.skip_step_rate_check + "\n";
   out += fmt::format("{:<28} {:>14} {:>14} {:>8}\n", "pod", "true steps/s",
                      "agent steps/s", "error %");
-  auto num = [](const std::optional<double>& v) {
-    return v ? fmt::format("{:.3f}", *v) : std::string("-");
-  };
-  for (const WorkerFigures& w : Workers()) {
-    out += fmt::format(
-        "{:<28} {:>14} {:>14} {:>8}  {}\n", w.pod, num(w.true_rate),
-        num(w.agent_rate),
-        w.error ? fmt::format("{:+.1f}", *w.error * 100) : std::string("-"),
-        !w.checked ? ""
-        : w.passed ? "ok"
-                   : "FAIL: " + w.why);
-  }
-  for (const JobFigures& f : Jobs()) {
-    const Comparison& c = f.check;
-    if (!c.checked) continue;
-    out += fmt::format(
-        "{:<28} {:>14} {:>14} {:>8}  {}\n", f.job + " (job, coordinator)",
-        num(c.true_rate), num(c.agent_rate),
-        c.error ? fmt::format("{:+.1f}", *c.error * 100) : std::string("-"),
-        c.passed ? "ok" : "FAIL: " + c.why);
-  }
+  for (const WorkerFigures& w : Workers()) out += Row(w.pod, w);
+  for (const JobFigures& f : Jobs())
+    if (f.check.checked) out += Row(f.job + " (job, coordinator)", f.check);
   return out;
 }
 
@@ -300,8 +295,10 @@ std::vector<StepRateTracker::JobFigures> StepRateTracker::Jobs() const {
   const auto [from, to] = LastSpan();
   const auto before = BeforeFaultsSpan();
   for (const JobCount& count : job_counts_) {
-    JobFigures f{count.namespace_name, count.job,    JobRate(count, from, to),
-                 std::nullopt,         std::nullopt, {}};
+    JobFigures f;
+    f.namespace_name = count.namespace_name;
+    f.job = count.job;
+    f.last_minute = JobRate(count, from, to);
     if (before) f.before_faults = JobRate(count, before->first, before->second);
     auto a = agent_jobs_.find(count.namespace_name + "/" + count.job);
     if (a != agent_jobs_.end()) {
