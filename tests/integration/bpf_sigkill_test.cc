@@ -190,14 +190,15 @@ TEST_F(BpfSigkillTest, NothingRemainsAfterSigkillAndARestartCountsTraffic) {
                       (dir_ / "s.log").string());
     ASSERT_TRUE(WaitListening(server.pid(), 5201, 10s))
         << Slurp((dir_ / "s.log").string());
-    PodProcess client(
-        a, lab.netns(0),
-        {"iperf3", "-c", lab.ip(1), "-n", "2M", "--connect-timeout", "3000"},
-        (dir_ / "c.log").string());
+    PodProcess client(a, lab.netns(0), IperfClientArgs(lab.ip(1)),
+                      (dir_ / "c.json").string());
     ASSERT_EQ(client.Wait(20s), std::optional<int>(0))
-        << Slurp((dir_ / "c.log").string());
+        << Slurp((dir_ / "c.json").string());
     server.Wait(5s);
   }
+  const auto received = IperfReceivedBytes(Slurp((dir_ / "c.json").string()));
+  ASSERT_TRUE(received) << Slurp((dir_ / "c.json").string());
+  ASSERT_GT(*received, 1e6);
   std::optional<double> tx;
   std::string m;
   for (int i = 0; i < 40; ++i) {
@@ -205,12 +206,13 @@ TEST_F(BpfSigkillTest, NothingRemainsAfterSigkillAndARestartCountsTraffic) {
       m = *got;
       tx = MetricValue(m, "trainscope_peer_transmit_bytes_total",
                        {"pod=\"kill-a\"", "peer_pod=\"kill-b\""});
-      if (tx && *tx >= 2 * 1024 * 1024) break;
+      if (tx && *tx >= *received) break;
     }
     std::this_thread::sleep_for(250ms);
   }
   ASSERT_TRUE(tx) << m << agent.Stderr();
-  EXPECT_GE(*tx, 2 * 1024 * 1024) << m;  // iperf3 -n 2M of payload at least
+  // Wire bytes: the received payload and its headers.
+  EXPECT_GE(*tx, *received) << m;
   EXPECT_NE(m.find("trainscope_flows_mode{mode=\"ebpf\"} 1"), std::string::npos)
       << m;
   EXPECT_EQ(agent.Stderr().find("attaching cgroup_skb"), std::string::npos)

@@ -80,6 +80,22 @@ bool ListensOn(const std::string& proc_net_tcp, int port) {
   return false;
 }
 
+std::vector<std::string> IperfClientArgs(const std::string& server_ip,
+                                         int port) {
+  return {"iperf3", "-c", server_ip, "-p", std::to_string(port), "-t",
+          "1",      "-b", "16M",     "-J", "--connect-timeout",  "3000"};
+}
+
+std::optional<double> IperfReceivedBytes(const std::string& client_json) {
+  const auto j = nlohmann::json::parse(client_json, nullptr, false);
+  if (!j.is_object() || !j.contains("end") ||
+      !j["end"].contains("sum_received") ||
+      !j["end"]["sum_received"].contains("bytes") ||
+      !j["end"]["sum_received"]["bytes"].is_number())
+    return std::nullopt;
+  return j["end"]["sum_received"]["bytes"].get<double>();
+}
+
 bool WaitListening(pid_t pid, int port, std::chrono::milliseconds deadline) {
   const std::string net = "/proc/" + std::to_string(pid) + "/net/";
   const auto until = std::chrono::steady_clock::now() + deadline;

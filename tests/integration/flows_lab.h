@@ -126,6 +126,16 @@ bool ListensOn(const std::string& proc_net_tcp, int port);
 // loaded cores a server can take longer than any fixed pause to bind.
 bool WaitListening(pid_t pid, int port, std::chrono::milliseconds deadline);
 
+// A bounded iperf3 client run whose truth is what the server received:
+// 1 s at 16 Mbit/s (about 2 MB), JSON output. Not a byte count (-n): iperf3
+// ends such a test once the client has written the bytes, and the server
+// closes the connection before the rest of the client's socket buffer is
+// sent (of -n 2M the server received 0.38-1.57 MB in 15 runs on busy cores).
+std::vector<std::string> IperfClientArgs(const std::string& server_ip,
+                                         int port = 5201);
+// The payload bytes the server received, from the client's JSON output.
+std::optional<double> IperfReceivedBytes(const std::string& client_json);
+
 // Waits (at most 8 s) until the agent on `port` has completed `more`
 // sampling cycles past the current one: pods reach the BPF map (and pod
 // addresses the capture) at a sample, and traffic before that is not

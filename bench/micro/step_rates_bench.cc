@@ -1,0 +1,107 @@
+// The step-rate estimate's user-space work per interval at 110 local
+// workers, each exchanging with 2 PS in both directions (440 streams, 512
+// bursts each, the most a stream keeps): StepRateTracker::Rates, which
+// estimates every stream's period over its windows and scales. Two trains:
+// whole exchanges (one burst per step, the common case) and exchanges cut
+// into pieces at irregular points (a contended link: every scale and both
+// estimates are tried before one shows a period, the costly case).
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "flows/step_rates.h"
+
+namespace trainscope {
+namespace {
+
+constexpr int kWorkers = 110;
+constexpr int kPs = 2;
+constexpr double kStepS = 0.25;
+
+std::string Ip(int i) {
+  return "10.1." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1);
+}
+
+PodInfo Pod(int i, Role role) {
+  PodInfo p;
+  p.uid = (role == Role::kPs ? "ps-" : "worker-") + std::to_string(i);
+  p.name = p.uid;
+  p.namespace_name = "training";
+  p.training_job = "job";
+  p.role = role;
+  p.phase = "Running";
+  p.pod_ip = Ip(role == Role::kPs ? 1000 + i : i);
+  return p;
+}
+
+struct Fleet {
+  PodList local, peers;
+  std::map<uint64_t, std::string> cgroups;
+  std::set<std::string> local_uids;
+};
+
+Fleet MakeFleet() {
+  Fleet f;
+  for (int w = 0; w < kWorkers; ++w) {
+    f.local.push_back(Pod(w, Role::kWorker));
+    f.cgroups[1000 + static_cast<uint64_t>(w)] = f.local.back().uid;
+    f.local_uids.insert(f.local.back().uid);
+  }
+  for (int p = 0; p < kPs; ++p) f.peers.push_back(Pod(p, Role::kPs));
+  return f;
+}
+
+// 130 s of bursts of every (worker, PS, direction): a 400 kB exchange per
+// step, whole or cut into 2 to 6 pieces with 25-60 ms silences.
+std::vector<BurstEvent> Bursts(bool cut) {
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int> pieces(2, 6);
+  std::uniform_real_distribution<double> silence(0.025, 0.06), phase(0, 0.05);
+  std::vector<BurstEvent> out;
+  for (int w = 0; w < kWorkers; ++w)
+    for (int p = 0; p < kPs; ++p)
+      for (FlowDirection dir :
+           {FlowDirection::kReceive, FlowDirection::kTransmit}) {
+        for (double t = 0; t < 130; t += kStepS) {
+          BurstEvent e;
+          e.pod.cgroup_id = 1000 + static_cast<uint64_t>(w);
+          e.peer = *IpAddress::Parse(Ip(1000 + p));
+          e.direction = dir;
+          const int n = cut ? pieces(rng) : 1;
+          double at = t + phase(rng);
+          for (int k = 0; k < n; ++k) {
+            e.start_s = at;
+            e.end_s = at + 0.005;
+            e.payload_bytes = 400'000 / static_cast<uint64_t>(n);
+            out.push_back(e);
+            at = e.end_s + silence(rng);
+          }
+        }
+      }
+  return out;
+}
+
+void BM_StepRates(benchmark::State& state) {
+  const Fleet fleet = MakeFleet();
+  const PeerResolver resolver(fleet.local, fleet.cgroups, fleet.local_uids,
+                              &fleet.peers);
+  StepRateTracker tracker;
+  tracker.Add(Bursts(state.range(0) != 0), resolver);
+  size_t with_rate = 0;
+  for (auto _ : state) {
+    auto rates = tracker.Rates(130);
+    with_rate = 0;
+    for (const auto& [uid, r] : rates) with_rate += r.steps_per_second ? 1 : 0;
+    benchmark::DoNotOptimize(rates);
+  }
+  state.counters["streams"] = static_cast<double>(tracker.streams());
+  state.counters["pods_with_rate"] = static_cast<double>(with_rate);
+  state.SetLabel(state.range(0) ? "cut exchanges" : "whole exchanges");
+}
+BENCHMARK(BM_StepRates)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace trainscope
