@@ -185,10 +185,10 @@ class LeastPrivilegeTest : public ::testing::Test {
     return last;
   }
 
-  // 2 MiB from pod a to pod b on the default training port (pcap mode only
-  // captures training ports); the agent's a->b transmit counter after it.
-  // The bytes the agent counted from lp-a to lp-b (wire bytes) and the
-  // payload the server received.
+  // About 2 MB (IperfClientArgs) from pod a to pod b on the default training
+  // port (pcap mode only captures training ports); the bytes the agent
+  // counted from lp-a to lp-b after it (wire bytes) and the payload the
+  // server received.
   struct Counted {
     double counted = 0, received = 0;
   };
