@@ -54,7 +54,7 @@ StepRateTracker::StepRateTracker(const Scenario& scenario)
         if (enabled()) checked_.push_back(pod);
       }
     }
-    for (const std::string& pod : count.pods) counters_[pod] = info;
+    counters_.insert(count.pods.begin(), count.pods.end());
     job_counts_.push_back(std::move(count));
   }
 }

@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -137,7 +138,7 @@ class StepRateTracker {
   std::vector<std::string> checked_;
   std::vector<JobCount> job_counts_;  // in the scenario's order
   std::vector<std::string> checked_jobs_;
-  std::map<std::string, PodInfo> counters_;  // every pod whose count is read
+  std::set<std::string> counters_;  // every pod whose count is read
   std::map<std::string, std::vector<TruthSample>> truth_;
   std::vector<double> polls_;  // times of agent reports seen
   std::map<std::string, std::map<double, double>> agent_;

@@ -270,17 +270,26 @@ std::optional<double> NaturalMergeGap(std::span<const BurstPoint> bursts,
   return gap;
 }
 
-std::optional<double> WholeExchangeBytes(std::span<const BurstPoint> bursts) {
-  if (bursts.empty()) return std::nullopt;
-  // The size among the big bursts: as many small ones (a request per step)
-  // would otherwise be as common as the exchanges.
-  const std::vector<BurstPoint> big =
-      BigBursts(bursts, PeriodSettings{}.big_burst_fraction);
+namespace {
+
+// WholeExchangeBytes with the big bursts of `bursts` already picked. The
+// size is the one among the big bursts: as many small ones (a request per
+// step) would otherwise be as common as the exchanges.
+std::optional<double> ExchangeSizeOfBig(std::span<const BurstPoint> bursts,
+                                        const std::vector<BurstPoint>& big) {
   const ModalSize size = DensestSize(big, kWholeExchangeTolerance);
   const double share =
       size.byte_share * TotalBytes(big) / std::max(1.0, TotalBytes(bursts));
   if (share < kWholeExchangeByteShare) return std::nullopt;
   return size.bytes;
+}
+
+}  // namespace
+
+std::optional<double> WholeExchangeBytes(std::span<const BurstPoint> bursts) {
+  if (bursts.empty()) return std::nullopt;
+  return ExchangeSizeOfBig(
+      bursts, BigBursts(bursts, PeriodSettings{}.big_burst_fraction));
 }
 
 namespace {
@@ -300,10 +309,10 @@ std::optional<PeriodEstimate> EstimateAtScale(
   auto e = EstimatePeriod(merged, s);
   if (!e) e = EstimatePeriodByVolume(merged, s);
   if (!e) return e;
-  const std::optional<double> exchange = WholeExchangeBytes(merged);
+  const std::vector<BurstPoint> big = BigBursts(merged, s.big_burst_fraction);
+  const std::optional<double> exchange = ExchangeSizeOfBig(merged, big);
   e->whole_exchanges = exchange.has_value();
   if (!exchange) return e;
-  const std::vector<BurstPoint> big = BigBursts(merged, s.big_burst_fraction);
   if (auto counted = CountSteps(big, big, *exchange, s.min_cycles)) {
     e->period_s = counted->period_s;
     e->cycles = counted->cycles;
