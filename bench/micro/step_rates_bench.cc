@@ -1,7 +1,8 @@
 // The step-rate estimate's user-space work per interval at 110 local
-// workers, each exchanging with 2 PS in both directions (440 streams, 512
-// bursts each, the most a stream keeps): StepRateTracker::Rates, which
-// estimates every stream's period over its windows and scales. Two trains:
+// workers, each exchanging with 2 PS in both directions (440 streams, up to
+// 512 bursts each, the most a stream keeps): StepRateTracker's Add, Prune
+// and Rates, which estimates the streams due over their windows and scales,
+// interval after interval. Two trains:
 // whole exchanges (one burst per step, the common case) and exchanges cut
 // into pieces at irregular points (a contended link: every scale and both
 // estimates are tried before one shows a period, the costly case).
@@ -54,45 +55,67 @@ Fleet MakeFleet() {
   return f;
 }
 
-// 130 s of bursts of every (worker, PS, direction): a 400 kB exchange per
-// step, whole or cut into 2 to 6 pieces with 25-60 ms silences.
-std::vector<BurstEvent> Bursts(bool cut) {
-  std::mt19937 rng(1);
-  std::uniform_int_distribution<int> pieces(2, 6);
-  std::uniform_real_distribution<double> silence(0.025, 0.06), phase(0, 0.05);
-  std::vector<BurstEvent> out;
-  for (int w = 0; w < kWorkers; ++w)
-    for (int p = 0; p < kPs; ++p)
-      for (FlowDirection dir :
-           {FlowDirection::kReceive, FlowDirection::kTransmit}) {
-        for (double t = 0; t < 130; t += kStepS) {
-          BurstEvent e;
-          e.pod.cgroup_id = 1000 + static_cast<uint64_t>(w);
-          e.peer = *IpAddress::Parse(Ip(1000 + p));
-          e.direction = dir;
-          const int n = cut ? pieces(rng) : 1;
-          double at = t + phase(rng);
-          for (int k = 0; k < n; ++k) {
-            e.start_s = at;
-            e.end_s = at + 0.005;
-            e.payload_bytes = 400'000 / static_cast<uint64_t>(n);
-            out.push_back(e);
-            at = e.end_s + silence(rng);
-          }
-        }
-      }
-  return out;
-}
+// The bursts of every (worker, PS, direction), interval by interval: a
+// 400 kB exchange per step, whole or cut into 2 to 6 pieces with 25-60 ms
+// silences.
+class BurstSource {
+ public:
+  explicit BurstSource(bool cut) : cut_(cut) {}
 
+  // The bursts of the steps that start before `until`.
+  std::vector<BurstEvent> Until(double until) {
+    std::uniform_int_distribution<int> pieces(2, 6);
+    std::uniform_real_distribution<double> silence(0.025, 0.06), phase(0, 0.05);
+    std::vector<BurstEvent> out;
+    for (; next_step_ < until; next_step_ += kStepS)
+      for (int w = 0; w < kWorkers; ++w)
+        for (int p = 0; p < kPs; ++p)
+          for (FlowDirection dir :
+               {FlowDirection::kReceive, FlowDirection::kTransmit}) {
+            BurstEvent e;
+            e.pod.cgroup_id = 1000 + static_cast<uint64_t>(w);
+            e.peer = *IpAddress::Parse(Ip(1000 + p));
+            e.direction = dir;
+            const int n = cut_ ? pieces(rng_) : 1;
+            double at = next_step_ + phase(rng_);
+            for (int k = 0; k < n; ++k) {
+              e.start_s = at;
+              e.end_s = at + 0.005;
+              e.payload_bytes = 400'000 / static_cast<uint64_t>(n);
+              out.push_back(e);
+              at = e.end_s + silence(rng_);
+            }
+          }
+    return out;
+  }
+
+ private:
+  bool cut_;
+  std::mt19937 rng_{1};
+  double next_step_ = 0;
+};
+
+// One agent interval after 130 s of training: the interval's bursts added,
+// old ones pruned, every stream's rate (estimated anew when due).
 void BM_StepRates(benchmark::State& state) {
+  constexpr double kIntervalS = 5;
   const Fleet fleet = MakeFleet();
   const PeerResolver resolver(fleet.local, fleet.cgroups, fleet.local_uids,
                               &fleet.peers);
   StepRateTracker tracker;
-  tracker.Add(Bursts(state.range(0) != 0), resolver);
+  BurstSource source(state.range(0) != 0);
+  double now = 130;
+  tracker.Add(source.Until(now), resolver);
+  tracker.Rates(now);
   size_t with_rate = 0;
   for (auto _ : state) {
-    auto rates = tracker.Rates(130);
+    state.PauseTiming();
+    now += kIntervalS;
+    const std::vector<BurstEvent> bursts = source.Until(now);
+    state.ResumeTiming();
+    tracker.Add(bursts, resolver);
+    tracker.Prune(fleet.local, &fleet.peers, now);
+    auto rates = tracker.Rates(now);
     with_rate = 0;
     for (const auto& [uid, r] : rates) with_rate += r.steps_per_second ? 1 : 0;
     benchmark::DoNotOptimize(rates);

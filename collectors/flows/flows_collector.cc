@@ -176,12 +176,12 @@ void FlowsCollector::UpdateStepRates(const std::vector<BurstEvent>& bursts,
   if (options_.burst_gap_s <= 0) return;
   step_rates_.Add(bursts, resolver);
   step_rates_.Prune(pods, peer_pods, now_s);
+  auto rates = step_rates_.Rates(now_s);
   if (spdlog::should_log(spdlog::level::debug)) {
     spdlog::debug("[flows] {} bursts this cycle", bursts.size());
     for (const auto& line : step_rates_.Describe(now_s))
       spdlog::debug("[flows] steps {}", line);
   }
-  auto rates = step_rates_.Rates(now_s);
   ReconcileRanks(rates, pods, peer_pods);
   for (const auto& [uid, rate] : rates) {
     if (rate.from_job_ranks)

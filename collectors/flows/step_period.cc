@@ -6,6 +6,8 @@
 #include <numbers>
 #include <vector>
 
+#include "flows/phase_sums.h"
+
 namespace trainscope {
 namespace {
 
@@ -55,51 +57,74 @@ std::vector<double> CandidatePeriods(const std::vector<BurstPoint>& big,
   return out;
 }
 
+// floor() of a non-negative number well within int64, inline: the
+// estimate takes it for every burst of every candidate period, and libm's
+// floor and round were a tenth of its time.
+double WholePart(double x) {
+  return static_cast<double>(static_cast<int64_t>(x));
+}
+
 // Byte-weighted mean resultant length of the bursts' phases modulo `period`.
-double Alignment(const std::vector<BurstPoint>& big, double period) {
-  double x = 0, y = 0, w = 0;
+// Stops early, returning what it has, once the bursts left could no longer
+// lift it to `at_least` even if all lined up: most candidate periods are
+// rejected half-way. The phase is reduced to one turn in double precision,
+// so float's sine and cosine keep their full precision.
+double Alignment(const std::vector<BurstPoint>& big, double period,
+                 double at_least) {
+  double w = 0;
+  for (const BurstPoint& b : big) w += static_cast<double>(b.bytes);
+  if (w <= 0) return 0;
+  constexpr size_t kBlock = 32;
+  float angles[kBlock], weights[kBlock];
+  double x = 0, y = 0, left = w;
   const double t0 = big.front().start_s;
-  for (const BurstPoint& b : big) {
-    const double phase = 2 * std::numbers::pi * (b.start_s - t0) / period;
-    const double weight = static_cast<double>(b.bytes);
-    x += weight * std::cos(phase);
-    y += weight * std::sin(phase);
-    w += weight;
+  for (size_t from = 0; from < big.size(); from += kBlock) {
+    const size_t n = std::min(kBlock, big.size() - from);
+    for (size_t i = 0; i < n; ++i) {
+      const BurstPoint& b = big[from + i];
+      const double turns = (b.start_s - t0) / period;
+      angles[i] =
+          static_cast<float>(2 * std::numbers::pi * (turns - WholePart(turns)));
+      weights[i] = static_cast<float>(b.bytes);
+      left -= static_cast<double>(b.bytes);
+    }
+    const PhaseSums sums = SumPhases({angles, n}, {weights, n});
+    x += sums.cos;
+    y += sums.sin;
+    if (std::hypot(x, y) + left < at_least * w) break;
   }
-  return w > 0 ? std::hypot(x, y) / w : 0;
+  return std::hypot(x, y) / w;
 }
 
 // Least-squares fit of start = a + period * cycle. Cycles are counted gap by
 // gap (each gap rounded to whole periods of `guess`), so a guess a few
 // percent off does not drift over a long train, and a missing burst counts
 // as the two cycles it spans.
-PeriodEstimate Refine(const std::vector<BurstPoint>& big, double guess) {
-  const double t0 = big.front().start_s;
-  std::vector<double> k(big.size()), t(big.size());
-  for (size_t i = 0; i < big.size(); ++i) {
-    t[i] = big[i].start_s - t0;
-    k[i] = i == 0 ? 0 : k[i - 1] + std::round((t[i] - t[i - 1]) / guess);
+// `t`: the big bursts' starts after the first's. One pass of sums: the
+// estimate fits every candidate period of every window and scale.
+PeriodEstimate Refine(const std::vector<double>& t, double guess) {
+  const double n = static_cast<double>(t.size());
+  const double per_guess = 1 / guess;
+  double k = 0, sk = 0, st = 0, skk = 0, skt = 0, stt = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (i > 0) k += WholePart((t[i] - t[i - 1]) * per_guess + 0.5);
+    sk += k;
+    st += t[i];
+    skk += k * k;
+    skt += k * t[i];
+    stt += t[i] * t[i];
   }
-  double mk = 0, mt = 0;
-  for (size_t i = 0; i < big.size(); ++i) mk += k[i], mt += t[i];
-  mk /= big.size();
-  mt /= big.size();
-  double skk = 0, skt = 0;
-  for (size_t i = 0; i < big.size(); ++i) {
-    skk += (k[i] - mk) * (k[i] - mk);
-    skt += (k[i] - mk) * (t[i] - mt);
-  }
+  // Centred: the spread of the cycles, their covariance with the starts,
+  // and the starts' spread.
+  const double ckk = skk - sk * sk / n, ckt = skt - sk * st / n,
+               ctt = stt - st * st / n;
   PeriodEstimate e;
-  e.period_s = skk > 0 ? skt / skk : guess;
-  const double a = mt - e.period_s * mk;
-  double ss = 0;
-  for (size_t i = 0; i < big.size(); ++i) {
-    const double r = t[i] - (a + e.period_s * k[i]);
-    ss += r * r;
-  }
-  e.jitter = std::sqrt(ss / big.size()) / e.period_s;
-  e.cycles = static_cast<int>(k.back() - k.front());
-  e.bursts = big.size();
+  e.period_s = ckk > 0 ? ckt / ckk : guess;
+  // The residuals' sum of squares of the least-squares line.
+  const double ss = std::max(0.0, ctt - e.period_s * ckt);
+  e.jitter = std::sqrt(ss / n) / e.period_s;
+  e.cycles = static_cast<int>(k);
+  e.bursts = t.size();
   return e;
 }
 
@@ -165,29 +190,40 @@ ModalSize DensestSize(std::span<const BurstPoint> bursts, double tolerance) {
   return m;
 }
 
-std::optional<PeriodEstimate> EstimatePeriod(std::span<const BurstPoint> bursts,
-                                             const PeriodSettings& s) {
-  if (bursts.size() < 3) return std::nullopt;
-  const std::vector<BurstPoint> big = BigBursts(bursts, s.big_burst_fraction);
+namespace {
+
+// EstimatePeriod and EstimatePeriodByVolume with the big bursts of `bursts`
+// already picked: EstimateAtScale tries both and sizes the exchange from
+// the same ones.
+std::optional<PeriodEstimate> CombOfBig(const std::vector<BurstPoint>& big,
+                                        const PeriodSettings& s) {
   if (big.size() < 3) return std::nullopt;
-  std::optional<PeriodEstimate> best;
+  std::vector<double> starts(big.size());
+  for (size_t i = 0; i < big.size(); ++i)
+    starts[i] = big[i].start_s - big.front().start_s;
+  std::vector<PeriodEstimate> fits;
   for (double candidate : CandidatePeriods(big, s.max_candidates)) {
-    PeriodEstimate e = Refine(big, candidate);
-    if (e.period_s <= 0 || e.cycles < s.min_cycles) continue;
-    if (best && e.period_s <= best->period_s * 1.05) continue;
-    e.alignment = Alignment(big, e.period_s);
-    if (e.alignment < s.min_alignment) continue;
-    const double n = static_cast<double>(big.size());
-    if (n * e.alignment * e.alignment < s.min_rayleigh_z) continue;
-    best = e;
+    PeriodEstimate e = Refine(starts, candidate);
+    if (e.period_s > 0 && e.cycles >= s.min_cycles) fits.push_back(e);
   }
-  return best;
+  // The longest that aligns: the shorter ones need no alignment then.
+  std::sort(fits.begin(), fits.end(),
+            [](const PeriodEstimate& a, const PeriodEstimate& b) {
+              return a.period_s > b.period_s;
+            });
+  const double n = static_cast<double>(big.size());
+  for (PeriodEstimate& e : fits) {
+    e.alignment = Alignment(big, e.period_s, s.min_alignment);
+    if (e.alignment >= s.min_alignment &&
+        n * e.alignment * e.alignment >= s.min_rayleigh_z)
+      return e;
+  }
+  return std::nullopt;
 }
 
-std::optional<PeriodEstimate> EstimatePeriodByVolume(
-    std::span<const BurstPoint> bursts, const PeriodSettings& s) {
-  if (bursts.size() < 3) return std::nullopt;
-  const std::vector<BurstPoint> big = BigBursts(bursts, s.big_burst_fraction);
+std::optional<PeriodEstimate> VolumeOfBig(std::span<const BurstPoint> bursts,
+                                          const std::vector<BurstPoint>& big,
+                                          const PeriodSettings& s) {
   if (big.size() < static_cast<size_t>(s.min_cycles) + 2) return std::nullopt;
   const ModalSize m = DensestSize(big, s.size_tolerance);
   const double modal = m.bytes;
@@ -199,6 +235,20 @@ std::optional<PeriodEstimate> EstimatePeriodByVolume(
   auto e = CountSteps(bursts, big, modal, s.min_cycles);
   if (e) e->alignment = share;
   return e;
+}
+
+}  // namespace
+
+std::optional<PeriodEstimate> EstimatePeriod(std::span<const BurstPoint> bursts,
+                                             const PeriodSettings& s) {
+  if (bursts.size() < 3) return std::nullopt;
+  return CombOfBig(BigBursts(bursts, s.big_burst_fraction), s);
+}
+
+std::optional<PeriodEstimate> EstimatePeriodByVolume(
+    std::span<const BurstPoint> bursts, const PeriodSettings& s) {
+  if (bursts.size() < 3) return std::nullopt;
+  return VolumeOfBig(bursts, BigBursts(bursts, s.big_burst_fraction), s);
 }
 
 std::optional<PeriodEstimate> EstimatePeriodByStepBytes(
@@ -214,9 +264,20 @@ std::optional<PeriodEstimate> EstimatePeriodByStepBytes(
 
 std::vector<BurstPoint> MergeBursts(std::span<const BurstPoint> bursts,
                                     double gap_s) {
-  std::deque<BurstPoint> train;
-  for (const BurstPoint& b : bursts) AddToTrain(&train, b, gap_s);
-  return {train.begin(), train.end()};
+  // Sorted by start, a burst can only join the newest merged one: the
+  // merged bursts are apart by more than the gap.
+  std::vector<BurstPoint> merged;
+  merged.reserve(bursts.size());
+  for (BurstPoint b : bursts) {
+    b.end_s = std::max(b.end_s, b.start_s);
+    if (!merged.empty() && b.start_s <= merged.back().end_s + gap_s) {
+      merged.back().end_s = std::max(merged.back().end_s, b.end_s);
+      merged.back().bytes += b.bytes;
+    } else {
+      merged.push_back(b);
+    }
+  }
+  return merged;
 }
 
 double AddToTrain(std::deque<BurstPoint>* train, const BurstPoint& burst,
@@ -306,10 +367,11 @@ namespace {
 // high. The step's bytes remembered for later (step_bytes) are all of them.
 std::optional<PeriodEstimate> EstimateAtScale(
     const std::vector<BurstPoint>& merged, const PeriodSettings& s) {
-  auto e = EstimatePeriod(merged, s);
-  if (!e) e = EstimatePeriodByVolume(merged, s);
-  if (!e) return e;
+  if (merged.size() < 3) return std::nullopt;
   const std::vector<BurstPoint> big = BigBursts(merged, s.big_burst_fraction);
+  auto e = CombOfBig(big, s);
+  if (!e) e = VolumeOfBig(merged, big, s);
+  if (!e) return e;
   const std::optional<double> exchange = ExchangeSizeOfBig(merged, big);
   e->whole_exchanges = exchange.has_value();
   if (!exchange) return e;

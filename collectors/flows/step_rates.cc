@@ -18,8 +18,10 @@ void StepRateTracker::Add(const std::vector<BurstEvent>& events,
     // up with the new one. Within that, an earlier start is another
     // connection's piece of an exchange, reported late.
     if (!stream.bursts.empty() &&
-        e.start_s < stream.bursts.back().start_s - s_.max_window_s)
+        e.start_s < stream.bursts.back().start_s - s_.max_window_s) {
       stream.bursts.clear();
+      stream.due_s.reset();
+    }
     AddToTrain(&stream.bursts, {e.start_s, e.payload_bytes, e.end_s},
                s_.merge_gap_s);
     if (stream.bursts.size() > s_.max_bursts_per_stream)
@@ -73,10 +75,10 @@ std::optional<PeriodEstimate> RecentChange(std::span<const BurstPoint> window,
   return e;
 }
 
-std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
-    const Stream& stream, double now_s) const {
+StepRateTracker::WindowEstimate StepRateTracker::StreamPeriod(
+    const Stream& stream, bool known_cut) const {
   const auto& b = stream.bursts;
-  if (b.size() < 3) return std::nullopt;
+  if (b.size() < 3) return {};
   // The shortest window that shows a period: a short one follows a rate
   // that changes (a straggler slowing down) within seconds, but only
   // counts when it holds many cycles; slow steps need the longer ones.
@@ -91,11 +93,18 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
           b.back().start_s - b[first].start_s >= span)
         break;
     }
+    // A longer window must really hold that much history: a stream younger
+    // than 30 s has only a noisy volume estimate, or a start-up's. (Only
+    // the whole stream can fall short; no longer window would hold more.)
+    const double held = b.back().start_s - b[first].start_s;
+    if (span > s_.short_window_s && held < 0.8 * span) return {{}, span};
     const std::vector<BurstPoint> window(b.begin() + first, b.end());
-    auto period = EstimatePeriodAtAnyScale(window, s_.period);
+    auto period =
+        known_cut ? std::nullopt : EstimatePeriodAtAnyScale(window, s_.period);
     // Cut exchanges of a size seen whole: their bytes count the steps, as
     // the rhythm they are cut at need not be the steps'.
-    if (period && !period->whole_exchanges && stream.step_bytes > 0) {
+    if ((known_cut || (period && !period->whole_exchanges)) &&
+        stream.step_bytes > 0) {
       period = EstimatePeriodByStepBytes(window, stream.step_bytes, s_.period);
     }
     // The short window for a regular train (the comb) and for one of
@@ -104,28 +113,43 @@ std::optional<PeriodEstimate> StepRateTracker::StreamPeriod(
     // irregular and quick to change speed, and a 30 s window would report
     // each change 15 s late. The volume estimate of an irregular train of
     // cut exchanges needs the longer windows to average out where its first
-    // and last steps fall.
-    // A longer window must really hold that much history: a stream younger
-    // than 30 s has only a noisy volume estimate, or a start-up's. A count
-    // over a step size seen whole is not noisy.
-    const double held = b.back().start_s - b[first].start_s;
-    const bool enough =
-        span > s_.short_window_s
-            ? held >= 0.8 * span
-            : period && period->cycles >= s_.short_window_cycles &&
-                  (period->method != PeriodEstimate::Method::kVolume ||
-                   period->whole_exchanges);
+    // and last steps fall; a count over a step size seen whole is not noisy.
+    const bool enough = span > s_.short_window_s ||
+                        (period && period->cycles >= s_.short_window_cycles &&
+                         (period->method != PeriodEstimate::Method::kVolume ||
+                          period->whole_exchanges));
     if (period && enough) {
       if (auto changed = RecentChange(window, period->period_s))
         period = changed;
-      if (now_s - b.back().start_s > 3 * period->period_s + 1)
-        return std::nullopt;
-      return period;
+      return {period, span};
     }
-    if (span >= s_.max_window_s || first == 0) return std::nullopt;
+    if (span >= s_.max_window_s || first == 0) return {{}, span};
     span = std::min(span == s_.short_window_s ? s_.min_window_s : span * 2,
                     s_.max_window_s);
   }
+}
+
+std::optional<PeriodEstimate> StepRateTracker::CurrentPeriod(Stream& stream,
+                                                             double now_s) {
+  if (!stream.due_s || now_s >= *stream.due_s) {
+    const WindowEstimate e = StreamPeriod(stream);
+    stream.period = e.period;
+    const bool quick = e.span_s <= s_.short_window_s &&
+                       (!e.period || e.period->whole_exchanges);
+    stream.due_s.reset();
+    if (!quick) stream.due_s = now_s + s_.refresh_s;
+    if (e.period && e.period->step_bytes > 0)
+      stream.step_bytes = e.period->step_bytes;
+    stream.estimated_s = now_s;
+  } else if (stream.period &&
+             stream.period->method == PeriodEstimate::Method::kStepBytes) {
+    stream.period = StreamPeriod(stream, /*known_cut=*/true).period;
+    stream.estimated_s = now_s;
+  }
+  const std::optional<PeriodEstimate>& period = stream.period;
+  if (period && now_s - stream.bursts.back().start_s > 3 * period->period_s + 1)
+    return std::nullopt;
+  return period;
 }
 
 std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) {
@@ -140,9 +164,8 @@ std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) {
     const std::string& pod = std::get<0>(key);
     StepRate& rate = out[pod];
     ++rate.streams_seen;
-    auto period = StreamPeriod(stream, now_s);
+    const auto period = CurrentPeriod(stream, now_s);
     if (!period) continue;
-    if (period->step_bytes > 0) stream.step_bytes = period->step_bytes;
     ++rate.streams;
     votes[pod].push_back(
         {1.0 / period->period_s, period->jitter, period->whole_exchanges});
@@ -280,11 +303,13 @@ std::vector<std::string> StepRateTracker::Describe(double now_s) const {
       line += " " + std::to_string(stream.bursts[i].start_s - now_s) + "s/" +
               std::to_string(stream.bursts[i].bytes) + "B";
     }
-    auto period = StreamPeriod(stream, now_s);
+    const auto& period = stream.period;
     if (period) line += period->whole_exchanges ? " whole" : " cut";
     line += period ? std::string(MethodName(period->method)) + " period " +
                          std::to_string(period->period_s)
                    : " no period";
+    line +=
+        " (estimated " + std::to_string(now_s - stream.estimated_s) + "s ago)";
     out.push_back(std::move(line));
   }
   return out;

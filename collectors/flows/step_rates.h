@@ -36,6 +36,18 @@ struct StepRateSettings {
   // Bursts of a peer's connections this close join into one exchange
   // (AddToTrain): the burst gap (--step-burst-gap).
   double merge_gap_s = kDefaultBurstGapSeconds;
+  // How long a stream's estimate stands before the stream is estimated
+  // again, unless it is of whole exchanges over the short window (the first
+  // merge scale tried shows those, cheaply; they are made anew every
+  // interval and follow a change within seconds) or the stream is younger
+  // than the short window. A count of cut exchanges by the step size seen
+  // whole is redone every interval without the scales' search, which
+  // only tells, when due, whether the exchanges are whole again. A train of cut
+  // exchanges is estimated only after every finer merge scale failed, and the
+  // volume estimate of one needs the longer windows, which gain a sixth of new
+  // bursts per 5 s interval: estimating every stream of a node whose streams
+  // all arrive cut every interval took 5.6% of a core.
+  double refresh_s = 10;
   PeriodSettings period;
 };
 
@@ -98,10 +110,11 @@ class StepRateTracker {
   // stopped exchanging, so it gives no rate. Each stream remembers the size
   // of a step's exchange while its exchanges are whole; once they are cut,
   // its bytes over that size count its steps (EstimatePeriodByStepBytes).
+  // Streams are estimated anew when due (refresh_s).
   std::map<std::string, StepRate> Rates(double now_s);
   size_t streams() const { return streams_.size(); }
   // One line per stream (pod, peer, direction, bursts, newest bursts, the
-  // period or why none), for --log-level debug.
+  // last estimate: its period or none, and its age), for --log-level debug.
   std::vector<std::string> Describe(double now_s) const;
 
  private:
@@ -111,9 +124,24 @@ class StepRateTracker {
     // Of one step's exchange, from the newest window of whole exchanges;
     // 0 before one.
     double step_bytes = 0;
+    // The last estimate, when it was made, and when the next is due.
+    std::optional<PeriodEstimate> period;
+    double estimated_s = 0;
+    std::optional<double> due_s;  // empty: at the next Rates
   };
-  std::optional<PeriodEstimate> StreamPeriod(const Stream& stream,
-                                             double now_s) const;
+  // The stream's period over the shortest window that shows one, and the
+  // span of that window (of the longest tried when none does). With
+  // `known_cut`, the stream's exchanges are taken to be cut still: its
+  // bytes over its step size count its steps, with no scale searched.
+  struct WindowEstimate {
+    std::optional<PeriodEstimate> period;
+    double span_s = 0;
+  };
+  WindowEstimate StreamPeriod(const Stream& stream,
+                              bool known_cut = false) const;
+  // The stream's estimate as of `now_s`: made anew when due; a count by the
+  // step size, exact and cheap, every time.
+  std::optional<PeriodEstimate> CurrentPeriod(Stream& stream, double now_s);
 
   StepRateSettings s_;
   std::map<StreamKey, Stream> streams_;

@@ -127,14 +127,68 @@ TEST_F(StepRateTrackerTest, FollowsARateThatDrops) {
   EXPECT_NEAR(*rates.at("w0").steps_per_second, 0.8, 0.02);
 }
 
+// An estimate from the short window is made anew every interval.
 TEST_F(StepRateTrackerTest, FollowsAChangeWithinSeconds) {
   StepRateTracker tracker;
   auto resolver = Resolver();
   tracker.Add(Train("198.18.0.20", 0, 0.25, 240), resolver);  // 0..60 s
-  tracker.Add(Train("198.18.0.20", 60, 0.5, 30), resolver);   // 60..75 s
+  const auto before = tracker.Rates(60);
+  ASSERT_TRUE(before.at("w0").steps_per_second.has_value());
+  EXPECT_NEAR(*before.at("w0").steps_per_second, 4.0, 0.05);
+  tracker.Add(Train("198.18.0.20", 60, 0.5, 30), resolver);  // 60..75 s
   const auto rates = tracker.Rates(75);
   ASSERT_TRUE(rates.at("w0").steps_per_second.has_value());
   EXPECT_NEAR(*rates.at("w0").steps_per_second, 2.0, 0.05);
+}
+
+// An estimate from a longer window (here every one: the short window never
+// holds enough cycles) stands for refresh_s, then the stream is estimated
+// anew; a stream that stops gives no rate even while it stands.
+TEST_F(StepRateTrackerTest, ALongWindowsEstimateStandsUntilDue) {
+  StepRateSettings long_only;
+  long_only.short_window_cycles = 1'000'000;
+  StepRateTracker tracker(long_only);
+  auto resolver = Resolver();
+  tracker.Add(Train("198.18.0.20", 0, 0.5, 120), resolver);  // 0..59.5 s
+  const auto first = tracker.Rates(60);
+  ASSERT_TRUE(first.at("w0").steps_per_second.has_value());
+  EXPECT_NEAR(*first.at("w0").steps_per_second, 2.0, 0.02);
+
+  tracker.Add(Train("198.18.0.20", 60, 0.25, 40), resolver);  // to 69.75 s
+  const auto standing = tracker.Rates(69.9);
+  ASSERT_TRUE(standing.at("w0").steps_per_second.has_value());
+  EXPECT_DOUBLE_EQ(*standing.at("w0").steps_per_second,
+                   *first.at("w0").steps_per_second);
+
+  const auto anew = tracker.Rates(70);
+  ASSERT_TRUE(anew.at("w0").steps_per_second.has_value());
+  EXPECT_GT(*anew.at("w0").steps_per_second, 2.3);
+
+  StepRateTracker stopping(long_only);
+  stopping.Add(Train("198.18.0.20", 0, 0.5, 120), resolver);
+  EXPECT_TRUE(stopping.Rates(60).at("w0").steps_per_second.has_value());
+  EXPECT_FALSE(stopping.Rates(63).at("w0").steps_per_second.has_value());
+}
+
+// So does a comb over cut exchanges in the short window: only a short
+// window's whole exchanges are estimated every interval.
+TEST_F(StepRateTrackerTest, ACutTrainsEstimateStandsUntilDue) {
+  StepRateTracker tracker;
+  auto resolver = Resolver();
+  auto cut = Train("198.18.0.20", 0, 0.3, 200);  // 0..59.7 s
+  for (size_t k = 0; k < cut.size(); ++k)
+    cut[k].payload_bytes = 20'000 + 37'000 * (k % 5);
+  tracker.Add(cut, resolver);
+  const auto first = tracker.Rates(60);
+  ASSERT_TRUE(first.at("w0").steps_per_second.has_value());
+  EXPECT_NEAR(*first.at("w0").steps_per_second, 1 / 0.3, 0.05);
+
+  tracker.Add(Train("198.18.0.20", 60, 0.6, 16), resolver);  // to 69 s
+  EXPECT_DOUBLE_EQ(*tracker.Rates(69.9).at("w0").steps_per_second,
+                   *first.at("w0").steps_per_second);
+  const auto anew = tracker.Rates(70);
+  ASSERT_TRUE(anew.at("w0").steps_per_second.has_value());
+  EXPECT_LT(*anew.at("w0").steps_per_second, 2.5);  // slower now
 }
 
 // Workers contending for one PS: each step's pull comes whole but at a
