@@ -355,6 +355,19 @@ std::optional<double> WholeExchangeBytes(std::span<const BurstPoint> bursts) {
 
 namespace {
 
+// How many of a train's equal big bursts make one step: a step's exchange
+// can come as equal pieces further apart than the merge gap (a 400 kB
+// gradient pushed as two 200 kB bursts 55-70 ms apart, 0.7 s steps), one
+// size as much as whole exchanges are. The comb tells: its period is the
+// rhythm of the pieces' groups, and every burst is not a step when it is at
+// least 1.5 times the count's. (It is never a multiple of a train of one
+// burst per step: half its bursts would fall opposite.)
+double PiecesPerStep(const PeriodEstimate& e, double counted_period_s) {
+  if (e.method != PeriodEstimate::Method::kComb) return 1;
+  const double ratio = e.period_s / counted_period_s;
+  return ratio >= 1.5 ? std::round(ratio) : 1;
+}
+
 // One scale's estimate: the comb, else the volume; marked when the train
 // is of whole exchanges. On a train of whole exchanges the comb only vouches
 // for the regularity and the count of the exchanges gives the period: every
@@ -376,11 +389,12 @@ std::optional<PeriodEstimate> EstimateAtScale(
   e->whole_exchanges = exchange.has_value();
   if (!exchange) return e;
   if (auto counted = CountSteps(big, big, *exchange, s.min_cycles)) {
-    e->period_s = counted->period_s;
-    e->cycles = counted->cycles;
+    const double pieces = PiecesPerStep(*e, counted->period_s);
+    e->period_s = counted->period_s * pieces;
+    e->cycles = static_cast<int>(counted->cycles / pieces);
     const double first = big.front().start_s, last = big.back().start_s;
     e->step_bytes =
-        BytesBetween(merged, first, last) * counted->period_s / (last - first);
+        BytesBetween(merged, first, last) * e->period_s / (last - first);
   }
   return e;
 }

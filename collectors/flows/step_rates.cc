@@ -97,7 +97,7 @@ StepRateTracker::WindowEstimate StepRateTracker::StreamPeriod(
     // than 30 s has only a noisy volume estimate, or a start-up's. (Only
     // the whole stream can fall short; no longer window would hold more.)
     const double held = b.back().start_s - b[first].start_s;
-    if (span > s_.short_window_s && held < 0.8 * span) return {{}, span};
+    if (span > s_.short_window_s && held < 0.8 * span) return {{}, span, held};
     const std::vector<BurstPoint> window(b.begin() + first, b.end());
     auto period =
         known_cut ? std::nullopt : EstimatePeriodAtAnyScale(window, s_.period);
@@ -121,9 +121,9 @@ StepRateTracker::WindowEstimate StepRateTracker::StreamPeriod(
     if (period && enough) {
       if (auto changed = RecentChange(window, period->period_s))
         period = changed;
-      return {period, span};
+      return {period, span, held};
     }
-    if (span >= s_.max_window_s || first == 0) return {{}, span};
+    if (span >= s_.max_window_s || first == 0) return {{}, span, held};
     span = std::min(span == s_.short_window_s ? s_.min_window_s : span * 2,
                     s_.max_window_s);
   }
@@ -138,7 +138,9 @@ std::optional<PeriodEstimate> StepRateTracker::CurrentPeriod(Stream& stream,
                        (!e.period || e.period->whole_exchanges);
     stream.due_s.reset();
     if (!quick) stream.due_s = now_s + s_.refresh_s;
-    if (e.period && e.period->step_bytes > 0)
+    // Not from a stream's first seconds: a few bursts before its link
+    // filled up can look whole at any size.
+    if (e.period && e.period->step_bytes > 0 && e.held_s >= s_.short_window_s)
       stream.step_bytes = e.period->step_bytes;
     stream.estimated_s = now_s;
   } else if (stream.period &&
@@ -310,6 +312,9 @@ std::vector<std::string> StepRateTracker::Describe(double now_s) const {
                    : " no period";
     line +=
         " (estimated " + std::to_string(now_s - stream.estimated_s) + "s ago)";
+    if (stream.step_bytes > 0)
+      line += "; a step moves " +
+              std::to_string(static_cast<uint64_t>(stream.step_bytes)) + "B";
     out.push_back(std::move(line));
   }
   return out;

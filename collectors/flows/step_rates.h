@@ -129,13 +129,15 @@ class StepRateTracker {
     double estimated_s = 0;
     std::optional<double> due_s;  // empty: at the next Rates
   };
-  // The stream's period over the shortest window that shows one, and the
-  // span of that window (of the longest tried when none does). With
+  // The stream's period over the shortest window that shows one, the span
+  // of that window (of the longest tried when none does) and the history it
+  // held (less than the span in a young stream). With
   // `known_cut`, the stream's exchanges are taken to be cut still: its
   // bytes over its step size count its steps, with no scale searched.
   struct WindowEstimate {
     std::optional<PeriodEstimate> period;
     double span_s = 0;
+    double held_s = 0;
   };
   WindowEstimate StreamPeriod(const Stream& stream,
                               bool known_cut = false) const;

@@ -211,6 +211,31 @@ TEST(EstimatePeriodAtAnyScale, SideBurstsBesideWholeExchangesDoNotCount) {
   EXPECT_NEAR(got->step_bytes, 262'476 + 17'483 + 950, 3'000);
 }
 
+// A step's 400 kB gradient pushed as two equal bursts, the second 40 to
+// 250 ms after the first, on 0.7 s steps (cluster-uplink-saturated's first
+// seconds showed 200 kB pairs 55-70 ms apart): the silences fall in no two
+// clear groups, so nothing joins the pairs, and one size carries all the
+// bytes, as whole exchanges do. The comb lines up the pairs, not the
+// bursts: two of them make a step.
+TEST(EstimatePeriodAtAnyScale, EqualPiecesOfAStepCountOnce) {
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> jitter(0, 0.02);
+    std::uniform_real_distribution<double> second(0.04, 0.25);
+    std::vector<BurstPoint> bursts;
+    for (int step = 0; step < 40; ++step) {
+      const double t = 20 + step * 0.7 + jitter(rng);
+      bursts.push_back({t, 200'000, t + 0.01});
+      const double t2 = t + second(rng);
+      bursts.push_back({t2, 200'000, t2 + 0.01});
+    }
+    const auto got = EstimatePeriodAtAnyScale(bursts);
+    ASSERT_TRUE(got.has_value()) << "seed " << seed;
+    EXPECT_NEAR(got->period_s, 0.7, 0.7 * 0.03) << "seed " << seed;
+    EXPECT_NEAR(got->step_bytes, 400'000, 400'000 * 0.03) << "seed " << seed;
+  }
+}
+
 // Four workers contend for one PS: each pulls the same 600 kB every step,
 // at a phase of its step that varies by a third of the step. No comb lines
 // the pulls up; their bytes over the bytes of one step still count the

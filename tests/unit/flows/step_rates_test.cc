@@ -217,6 +217,28 @@ TEST_F(StepRateTrackerTest, FollowsAChangeOfAnIrregularWholeTrain) {
   EXPECT_NEAR(*rates.at("w0").steps_per_second, 1 / 1.2, 0.05);
 }
 
+// A stream's first seconds teach it no step size: in
+// cluster-uplink-saturated a worker's first 3 s of pushes to one PS looked
+// whole at 200 kB, half a step (a 400 kB gradient sent as two bursts before
+// the uplink filled), and that stream's count by that size read 2.1 to 2.5
+// times too fast for the rest of the run (replayed). Once 12 s of whole
+// exchanges are held, the size counts.
+TEST_F(StepRateTrackerTest, AYoungStreamLearnsNoStepSize) {
+  auto resolver = Resolver();
+  StepRateTracker tracker;
+  auto learned_size = [&](double now) {
+    tracker.Rates(now);
+    const auto lines = tracker.Describe(now);
+    return lines.size() == 1 &&
+           lines[0].find("a step moves 500000B") != std::string::npos;
+  };
+  tracker.Add(Train("198.18.0.20", 0, 0.25, 20), resolver);  // to 4.75 s
+  EXPECT_TRUE(tracker.Rates(5).at("w0").steps_per_second.has_value());
+  EXPECT_FALSE(learned_size(5));
+  tracker.Add(Train("198.18.0.20", 5, 0.25, 40), resolver);  // to 14.75 s
+  EXPECT_TRUE(learned_size(15));
+}
+
 // Real PyTorch DDP over gloo, one rank's CPU quota cut to 0.05 cores at
 // 60 s: before, one whole 2.8 MB exchange per 0.2 s step; after, the ring
 // moves only while that rank runs, once per 100 ms CFS period, 1 to 7
