@@ -359,9 +359,10 @@ namespace {
 // can come as equal pieces further apart than the merge gap (a 400 kB
 // gradient pushed as two 200 kB bursts 55-70 ms apart, 0.7 s steps), one
 // size as much as whole exchanges are. The comb tells: its period is the
-// rhythm of the pieces' groups, and every burst is not a step when it is at
-// least 1.5 times the count's. (It is never a multiple of a train of one
-// burst per step: half its bursts would fall opposite.)
+// rhythm of the pieces' groups, and when it is at least 1.5 times the
+// count's, round(ratio) bursts make a step. (The comb's period is never a
+// multiple of a train of one burst per step: half its bursts would fall
+// opposite.)
 double PiecesPerStep(const PeriodEstimate& e, double counted_period_s) {
   if (e.method != PeriodEstimate::Method::kComb) return 1;
   const double ratio = e.period_s / counted_period_s;

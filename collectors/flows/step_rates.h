@@ -36,17 +36,16 @@ struct StepRateSettings {
   // Bursts of a peer's connections this close join into one exchange
   // (AddToTrain): the burst gap (--step-burst-gap).
   double merge_gap_s = kDefaultBurstGapSeconds;
-  // How long a stream's estimate stands before the stream is estimated
-  // again, unless it is of whole exchanges over the short window (the first
-  // merge scale tried shows those, cheaply; they are made anew every
-  // interval and follow a change within seconds) or the stream is younger
-  // than the short window. A count of cut exchanges by the step size seen
-  // whole is redone every interval without the scales' search, which
-  // only tells, when due, whether the exchanges are whole again. A train of cut
-  // exchanges is estimated only after every finer merge scale failed, and the
-  // volume estimate of one needs the longer windows, which gain a sixth of new
-  // bursts per 5 s interval: estimating every stream of a node whose streams
-  // all arrive cut every interval took 5.6% of a core.
+  // How long a stream's estimate (or its lack of one) stands before the
+  // stream is estimated again. Made anew every interval instead: whole
+  // exchanges over the short window (the first merge scale tried shows
+  // them, cheaply, and they follow a change within seconds), a stream
+  // younger than the short window, and a count of cut exchanges by the step
+  // size seen whole (without the scales' search, which tells when due
+  // whether the exchanges are whole again). A train of cut exchanges shows
+  // a period only after every finer scale failed: estimating every stream
+  // of a node whose streams all arrived cut every interval took 5.6% of a
+  // core.
   double refresh_s = 10;
   PeriodSettings period;
 };
