@@ -76,7 +76,7 @@ std::optional<PeriodEstimate> RecentChange(std::span<const BurstPoint> window,
 }
 
 StepRateTracker::WindowEstimate StepRateTracker::StreamPeriod(
-    const Stream& stream, bool known_cut) const {
+    const Stream& stream) const {
   const auto& b = stream.bursts;
   if (b.size() < 3) return {};
   // The shortest window that shows a period: a short one follows a rate
@@ -99,12 +99,10 @@ StepRateTracker::WindowEstimate StepRateTracker::StreamPeriod(
     const double held = b.back().start_s - b[first].start_s;
     if (span > s_.short_window_s && held < 0.8 * span) return {{}, span, held};
     const std::vector<BurstPoint> window(b.begin() + first, b.end());
-    auto period =
-        known_cut ? std::nullopt : EstimatePeriodAtAnyScale(window, s_.period);
+    auto period = EstimatePeriodAtAnyScale(window, s_.period);
     // Cut exchanges of a size seen whole: their bytes count the steps, as
     // the rhythm they are cut at need not be the steps'.
-    if ((known_cut || (period && !period->whole_exchanges)) &&
-        stream.step_bytes > 0) {
+    if (period && !period->whole_exchanges && stream.step_bytes > 0) {
       period = EstimatePeriodByStepBytes(window, stream.step_bytes, s_.period);
     }
     // The short window for a regular train (the comb) and for one of
@@ -134,18 +132,12 @@ std::optional<PeriodEstimate> StepRateTracker::CurrentPeriod(Stream& stream,
   if (!stream.due_s || now_s >= *stream.due_s) {
     const WindowEstimate e = StreamPeriod(stream);
     stream.period = e.period;
-    const bool quick = e.span_s <= s_.short_window_s &&
-                       (!e.period || e.period->whole_exchanges);
     stream.due_s.reset();
-    if (!quick) stream.due_s = now_s + s_.refresh_s;
+    if (e.span_s > s_.short_window_s) stream.due_s = now_s + s_.refresh_s;
     // Not from a stream's first seconds: a few bursts before its link
     // filled up can look whole at any size.
     if (e.period && e.period->step_bytes > 0 && e.held_s >= s_.short_window_s)
       stream.step_bytes = e.period->step_bytes;
-    stream.estimated_s = now_s;
-  } else if (stream.period &&
-             stream.period->method == PeriodEstimate::Method::kStepBytes) {
-    stream.period = StreamPeriod(stream, /*known_cut=*/true).period;
     stream.estimated_s = now_s;
   }
   const std::optional<PeriodEstimate>& period = stream.period;
