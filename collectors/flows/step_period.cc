@@ -64,15 +64,14 @@ double WholePart(double x) {
   return static_cast<double>(static_cast<int64_t>(x));
 }
 
-// Byte-weighted mean resultant length of the bursts' phases modulo `period`.
-// Stops early, returning what it has, once the bursts left could no longer
-// lift it to `at_least` even if all lined up: most candidate periods are
-// rejected half-way. The phase is reduced to one turn in double precision,
-// so float's sine and cosine keep their full precision.
-double Alignment(const std::vector<BurstPoint>& big, double period,
+// Byte-weighted mean resultant length of the bursts' phases modulo `period`
+// (`w`: their bytes, the same for every candidate period). Stops early,
+// returning what it has, once the bursts left could no longer lift it to
+// `at_least` even if all lined up: most candidate periods are rejected
+// half-way. The phase is reduced to one turn in double precision, so
+// float's sine and cosine keep their full precision.
+double Alignment(const std::vector<BurstPoint>& big, double w, double period,
                  double at_least) {
-  double w = 0;
-  for (const BurstPoint& b : big) w += static_cast<double>(b.bytes);
   if (w <= 0) return 0;
   constexpr size_t kBlock = 32;
   float angles[kBlock], weights[kBlock];
@@ -212,8 +211,9 @@ std::optional<PeriodEstimate> CombOfBig(const std::vector<BurstPoint>& big,
               return a.period_s > b.period_s;
             });
   const double n = static_cast<double>(big.size());
+  const double bytes = TotalBytes(big);
   for (PeriodEstimate& e : fits) {
-    e.alignment = Alignment(big, e.period_s, s.min_alignment);
+    e.alignment = Alignment(big, bytes, e.period_s, s.min_alignment);
     if (e.alignment >= s.min_alignment &&
         n * e.alignment * e.alignment >= s.min_rayleigh_z)
       return e;
