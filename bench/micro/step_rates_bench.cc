@@ -2,10 +2,12 @@
 // workers, each exchanging with 2 PS in both directions (440 streams, up to
 // 512 bursts each, the most a stream keeps): StepRateTracker's Add, Prune
 // and Rates, which estimates the streams due over their windows and scales,
-// interval after interval. Two trains:
-// whole exchanges (one burst per step, the common case) and exchanges cut
-// into pieces at irregular points (a contended link: every scale and both
-// estimates are tried before one shows a period, the costly case).
+// interval after interval. Three trains:
+// whole exchanges (one burst per step, the common case), exchanges cut
+// into pieces at irregular points with no connection known (a contended
+// link: every scale and both estimates are tried before one shows a
+// period, the costly case), and the same pieces with their connections and
+// turns, as the kernel reports them (the turns join them first).
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -57,17 +59,18 @@ Fleet MakeFleet() {
 
 // The bursts of every (worker, PS, direction), interval by interval: a
 // 400 kB exchange per step, whole or cut into 2 to 6 pieces with 25-60 ms
-// silences.
+// silences; with turns, each (worker, PS, direction) on a connection of its
+// own whose turn moves on by two a step (the request between).
 class BurstSource {
  public:
-  explicit BurstSource(bool cut) : cut_(cut) {}
+  BurstSource(bool cut, bool turns) : cut_(cut), turns_(turns) {}
 
   // The bursts of the steps that start before `until`.
   std::vector<BurstEvent> Until(double until) {
     std::uniform_int_distribution<int> pieces(2, 6);
     std::uniform_real_distribution<double> silence(0.025, 0.06), phase(0, 0.05);
     std::vector<BurstEvent> out;
-    for (; next_step_ < until; next_step_ += kStepS)
+    for (; next_step_ < until; next_step_ += kStepS, ++step_)
       for (int w = 0; w < kWorkers; ++w)
         for (int p = 0; p < kPs; ++p)
           for (FlowDirection dir :
@@ -76,6 +79,12 @@ class BurstSource {
             e.pod.cgroup_id = 1000 + static_cast<uint64_t>(w);
             e.peer = *IpAddress::Parse(Ip(1000 + p));
             e.direction = dir;
+            if (turns_) {
+              e.local_port = static_cast<uint16_t>(
+                  40000 + 2 * p + (dir == FlowDirection::kTransmit));
+              e.peer_port = 2222;
+              e.turn = 2 * step_ + 1;
+            }
             const int n = cut_ ? pieces(rng_) : 1;
             double at = next_step_ + phase(rng_);
             for (int k = 0; k < n; ++k) {
@@ -91,6 +100,8 @@ class BurstSource {
 
  private:
   bool cut_;
+  bool turns_;
+  uint32_t step_ = 0;
   std::mt19937 rng_{1};
   double next_step_ = 0;
 };
@@ -103,7 +114,7 @@ void BM_StepRates(benchmark::State& state) {
   const PeerResolver resolver(fleet.local, fleet.cgroups, fleet.local_uids,
                               &fleet.peers);
   StepRateTracker tracker;
-  BurstSource source(state.range(0) != 0);
+  BurstSource source(state.range(0) != 0, state.range(0) == 2);
   double now = 130;
   tracker.Add(source.Until(now), resolver);
   tracker.Rates(now);
@@ -122,9 +133,11 @@ void BM_StepRates(benchmark::State& state) {
   }
   state.counters["streams"] = static_cast<double>(tracker.streams());
   state.counters["pods_with_rate"] = static_cast<double>(with_rate);
-  state.SetLabel(state.range(0) ? "cut exchanges" : "whole exchanges");
+  const char* labels[] = {"whole exchanges", "cut exchanges",
+                          "cut exchanges, turns known"};
+  state.SetLabel(labels[state.range(0)]);
 }
-BENCHMARK(BM_StepRates)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_StepRates)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace trainscope

@@ -4,11 +4,38 @@
 
 namespace trainscope {
 
+uint32_t BurstDetector::Turn(const Connection& connection,
+                             FlowDirection direction, double t_s) {
+  auto [it, fresh] = turns_.try_emplace(connection, Turns{0, direction, t_s});
+  Turns& t = it->second;
+  if (!fresh && t.last != direction) ++t.turns;
+  t.last = direction;
+  t.last_s = t_s;
+  if (turns_.size() > max_streams_) {
+    // Connections silent for a minute are gone or idle; should that not be
+    // enough, all start again from turn 0, which splits at most the
+    // exchanges in progress.
+    std::erase_if(turns_,
+                  [t_s](const auto& c) { return c.second.last_s < t_s - 60; });
+    if (turns_.size() > max_streams_) {
+      turns_.clear();
+      turns_.emplace(connection, Turns{0, direction, t_s});
+      return 0;
+    }
+  }
+  return turns_.at(connection).turns;
+}
+
 void BurstDetector::Add(const LocalPodRef& pod, const IpAddress& peer,
                         FlowDirection direction, double t_s,
-                        uint64_t payload_bytes) {
+                        uint64_t payload_bytes, uint16_t local_port,
+                        uint16_t peer_port) {
   if (gap_s_ <= 0 || payload_bytes == 0) return;
-  const Key key{pod, peer, direction};
+  const Connection connection{pod, peer, local_port, peer_port};
+  const uint32_t turn = Turn(connection, direction, t_s);
+  const BurstEvent fresh{pod,           peer, direction,  t_s,       t_s,
+                         payload_bytes, 1,    local_port, peer_port, turn};
+  const Key key{connection, direction};
   auto it = open_.find(key);
   if (it != open_.end()) {
     BurstEvent& b = it->second;
@@ -19,7 +46,7 @@ void BurstDetector::Add(const LocalPodRef& pod, const IpAddress& peer,
       return;
     }
     Close(b);
-    b = BurstEvent{pod, peer, direction, t_s, t_s, payload_bytes, 1};
+    b = fresh;
     return;
   }
   if (open_.size() >= max_streams_) {
@@ -31,8 +58,7 @@ void BurstDetector::Add(const LocalPodRef& pod, const IpAddress& peer,
     Close(stalest->second);
     open_.erase(stalest);
   }
-  open_.emplace(key,
-                BurstEvent{pod, peer, direction, t_s, t_s, payload_bytes, 1});
+  open_.emplace(key, fresh);
 }
 
 std::vector<BurstEvent> BurstDetector::Take(double now_s) {

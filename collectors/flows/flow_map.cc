@@ -39,6 +39,9 @@ BurstEvent UnpackBurstEvent(const peer_burst_event& raw) {
   e.end_s = static_cast<double>(raw.end_ns) / 1e9;
   e.payload_bytes = raw.payload_bytes;
   e.packets = raw.packets;
+  e.local_port = raw.local_port;
+  e.peer_port = raw.peer_port;
+  e.turn = raw.turn;
   return e;
 }
 

@@ -69,7 +69,7 @@ void PacketAccounting::Count(const IpAddress& local, const IpAddress& peer,
   c.bytes += p.ip_bytes;
   c.payload_bytes += p.payload_bytes;
   c.packets += 1;
-  bursts_.Add(key.pod, peer, dir, p.timestamp_s, p.payload_bytes);
+  bursts_.Add(key.pod, peer, dir, p.timestamp_s, p.payload_bytes, lport, pport);
 }
 
 std::vector<FlowDelta> PacketAccounting::TakeDeltas() {

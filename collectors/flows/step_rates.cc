@@ -20,13 +20,45 @@ void StepRateTracker::Add(const std::vector<BurstEvent>& events,
     if (!stream.bursts.empty() &&
         e.start_s < stream.bursts.back().start_s - s_.max_window_s) {
       stream.bursts.clear();
+      stream.exchanges.clear();
+      stream.open_exchanges.clear();
       stream.due_s.reset();
     }
     AddToTrain(&stream.bursts, {e.start_s, e.payload_bytes, e.end_s},
                s_.merge_gap_s);
     if (stream.bursts.size() > s_.max_bursts_per_stream)
       stream.bursts.pop_front();
+    if (e.local_port != 0 || e.peer_port != 0) JoinTurn(stream, e);
   }
+}
+
+void StepRateTracker::JoinTurn(Stream& stream, const BurstEvent& e) const {
+  const BurstPoint piece{e.start_s, e.payload_bytes, e.end_s};
+  auto [it, fresh] = stream.open_exchanges.try_emplace(
+      Connection{e.local_port, e.peer_port}, OpenExchange{e.turn, piece});
+  if (fresh) {
+    if (stream.open_exchanges.size() > s_.max_connections_per_stream) {
+      auto stalest = std::min_element(
+          stream.open_exchanges.begin(), stream.open_exchanges.end(),
+          [](const auto& a, const auto& b) {
+            return a.second.joined.end_s < b.second.joined.end_s;
+          });
+      stream.open_exchanges.erase(stalest);
+    }
+    return;
+  }
+  OpenExchange& open = it->second;
+  if (open.turn == e.turn) {
+    open.joined.bytes += piece.bytes;
+    open.joined.end_s = std::max(open.joined.end_s, piece.end_s);
+    return;
+  }
+  // Joined within the merge gap as the bursts are: the exchanges are the
+  // bursts with more joined, never fewer.
+  AddToTrain(&stream.exchanges, open.joined, s_.merge_gap_s);
+  if (stream.exchanges.size() > s_.max_bursts_per_stream)
+    stream.exchanges.pop_front();
+  open = OpenExchange{e.turn, piece};
 }
 
 void StepRateTracker::Prune(const PodList& pods, const PodList* peer_pods,
@@ -37,9 +69,15 @@ void StepRateTracker::Prune(const PodList& pods, const PodList* peer_pods,
     for (const PodInfo& p : *peer_pods) known.insert(p.uid);
   for (auto it = streams_.begin(); it != streams_.end();) {
     Stream& stream = it->second;
-    while (!stream.bursts.empty() &&
-           stream.bursts.front().start_s < now_s - s_.max_window_s)
+    const double oldest = now_s - s_.max_window_s;
+    while (!stream.bursts.empty() && stream.bursts.front().start_s < oldest)
       stream.bursts.pop_front();
+    while (!stream.exchanges.empty() &&
+           stream.exchanges.front().start_s < oldest)
+      stream.exchanges.pop_front();
+    std::erase_if(stream.open_exchanges, [oldest](const auto& open) {
+      return open.second.joined.end_s < oldest;
+    });
     const auto& [pod, peer, direction] = it->first;
     if (stream.bursts.empty() || !known.count(pod) || !known.count(peer)) {
       it = streams_.erase(it);
@@ -99,7 +137,11 @@ StepRateTracker::WindowEstimate StepRateTracker::StreamPeriod(
     const double held = b.back().start_s - b[first].start_s;
     if (span > s_.short_window_s && held < 0.8 * span) return {{}, span, held};
     const std::vector<BurstPoint> window(b.begin() + first, b.end());
-    auto period = EstimatePeriodAtAnyScale(window, s_.period);
+    // The turns first: where they join the cut pieces into whole exchanges,
+    // those are the steps, and estimating them costs a tenth of a cut
+    // train's comb.
+    auto period = ExchangePeriod(stream, window.front().start_s);
+    if (!period) period = EstimatePeriodAtAnyScale(window, s_.period);
     // Cut exchanges of a size seen whole: their bytes count the steps, as
     // the rhythm they are cut at need not be the steps'.
     if (period && !period->whole_exchanges && stream.step_bytes > 0) {
@@ -125,6 +167,20 @@ StepRateTracker::WindowEstimate StepRateTracker::StreamPeriod(
     span = std::min(span == s_.short_window_s ? s_.min_window_s : span * 2,
                     s_.max_window_s);
   }
+}
+
+std::optional<PeriodEstimate> StepRateTracker::ExchangePeriod(
+    const Stream& stream, double from_s) const {
+  const auto& x = stream.exchanges;
+  const auto first = std::lower_bound(
+      x.begin(), x.end(), from_s,
+      [](const BurstPoint& b, double t) { return b.start_s < t; });
+  if (x.end() - first < 3) return std::nullopt;
+  const std::vector<BurstPoint> window(first, x.end());
+  if (!WholeExchangeBytes(window)) return std::nullopt;
+  auto period = EstimatePeriodAtAnyScale(window, s_.period);
+  if (!period || !period->whole_exchanges) return std::nullopt;
+  return period;
 }
 
 std::optional<PeriodEstimate> StepRateTracker::CurrentPeriod(Stream& stream,

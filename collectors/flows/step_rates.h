@@ -33,6 +33,9 @@ struct StepRateSettings {
   // A shaped link splits one exchange into several bursts (TCP waiting on
   // its window): 512 holds 30 s of a stream with 15 bursts a second.
   size_t max_bursts_per_stream = 512;
+  // Connections per stream whose exchange in progress is kept (JoinTurn);
+  // beyond that the one silent longest is dropped.
+  size_t max_connections_per_stream = 64;
   // Bursts of a peer's connections this close join into one exchange
   // (AddToTrain): the burst gap (--step-burst-gap).
   double merge_gap_s = kDefaultBurstGapSeconds;
@@ -120,8 +123,20 @@ class StepRateTracker {
 
  private:
   using StreamKey = std::tuple<std::string, std::string, FlowDirection>;
+  // A connection by its ports (the pod and peer are the stream's).
+  using Connection = std::pair<uint16_t, uint16_t>;
+  // The pieces of a connection's current turn (BurstEvent::turn) so far.
+  struct OpenExchange {
+    uint32_t turn = 0;
+    BurstPoint joined;
+  };
   struct Stream {
     std::deque<BurstPoint> bursts;  // by start time
+    // The bursts joined further: the pieces of one turn of a connection
+    // make one exchange (JoinTurn), however long the silences a contended
+    // link cut it at. Empty when the source reports no connections.
+    std::deque<BurstPoint> exchanges;
+    std::map<Connection, OpenExchange> open_exchanges;
     // Of one step's exchange, from the newest window of whole exchanges;
     // 0 before one.
     double step_bytes = 0;
@@ -139,6 +154,14 @@ class StepRateTracker {
     double held_s = 0;
   };
   WindowEstimate StreamPeriod(const Stream& stream) const;
+  // Adds a burst to its connection's exchange; a new turn there moves the
+  // exchange so far into `stream.exchanges`.
+  void JoinTurn(Stream& stream, const BurstEvent& e) const;
+  // The period of the stream's exchanges that started at `from_s` or later,
+  // when they are whole (one size, one per step): the turns mark the steps
+  // where a contended link cut the bursts.
+  std::optional<PeriodEstimate> ExchangePeriod(const Stream& stream,
+                                               double from_s) const;
   // The stream's estimate as of `now_s`: made anew when due.
   std::optional<PeriodEstimate> CurrentPeriod(Stream& stream, double now_s);
 

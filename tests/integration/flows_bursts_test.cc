@@ -3,11 +3,14 @@
 // joins a peer's connections into one exchange per step (AddToTrain). A
 // step sent over three connections must come out as one burst a step, the
 // last one included (the connection's FIN reports it: nothing else would).
+// A response cut by silences longer than the gap comes as pieces that share
+// its connection and turn.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <deque>
+#include <map>
 #include <thread>
 
 #include "bpf_pod_pair.h"
@@ -141,6 +144,131 @@ TEST(FlowsBurstsTest, AStepOverSeveralConnectionsIsOneBurstAStep) {
                       "sender");
   ExpectOneBurstAStep(JoinedBursts(events, pods.b_id, FlowDirection::kReceive),
                       "receiver");
+}
+
+// A client that asks for each step's variables with an 8-byte request, and
+// a server that answers each with kPieces pieces kPieceGapS apart: a link
+// that stalls mid-response, as a saturated uplink does.
+constexpr int kRequests = 5;
+constexpr int kPieces = 3;
+constexpr int kPieceBytes = 100'000;
+constexpr double kPieceGapS = 0.3;
+
+constexpr const char* kAsker = R"(
+import socket, sys, time
+ip, port, steps, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \
+    int(sys.argv[4])
+s = socket.create_connection((ip, port), timeout=10)
+for k in range(steps):
+    s.sendall(b"12345678")
+    got = 0
+    while got < size:
+        chunk = s.recv(1 << 16)
+        if not chunk:
+            sys.exit("server went away")
+        got += len(chunk)
+    time.sleep(0.2)
+s.close()
+)";
+
+constexpr const char* kAnswerer = R"(
+import socket, sys, time
+ip, port, pieces, piece, gap = sys.argv[1], int(sys.argv[2]), \
+    int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind((ip, port))
+srv.listen(1)
+srv.settimeout(15)
+c, _ = srv.accept()
+c.settimeout(15)
+while True:
+    req = b""
+    while len(req) < 8:
+        chunk = c.recv(8 - len(req))
+        if not chunk:
+            sys.exit(0)
+        req += chunk
+    for i in range(pieces):
+        if i:
+            time.sleep(gap)
+        c.sendall(b"x" * piece)
+)";
+
+// Each side's bursts in `direction`, joined by connection and turn.
+std::map<std::tuple<uint16_t, uint16_t, uint32_t>, BurstPoint> ByTurn(
+    const std::vector<BurstEvent>& events, uint64_t pod,
+    FlowDirection direction) {
+  std::map<std::tuple<uint16_t, uint16_t, uint32_t>, BurstPoint> out;
+  for (const BurstEvent& e : events) {
+    if (e.pod.cgroup_id != pod || e.direction != direction) continue;
+    BurstPoint& b = out[{e.local_port, e.peer_port, e.turn}];
+    if (b.bytes == 0) b.start_s = e.start_s;
+    b.bytes += e.payload_bytes;
+  }
+  return out;
+}
+
+TEST(FlowsBurstsTest, AResponsesPiecesShareItsConnectionAndTurn) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  if (!Sh("command -v python3")) GTEST_SKIP() << "python3 missing";
+  NetnsLab lab(2);
+  BpfPodPair pods;
+  ASSERT_TRUE(pods.found());
+  Status error = Status::Ok();
+  auto bpf = pods.Attach(static_cast<uint64_t>(kGapS * 1e9), &error);
+  ASSERT_TRUE(bpf) << error.message();
+  ASSERT_TRUE(bpf->SetPods(pods.both()).ok());
+
+  const std::string dir = ::testing::TempDir();
+  const int port = 5302;
+  PodProcess server(pods.b, lab.netns(1),
+                    {"python3", "-c", kAnswerer, lab.ip(1),
+                     std::to_string(port), std::to_string(kPieces),
+                     std::to_string(kPieceBytes), std::to_string(kPieceGapS)},
+                    dir + "/turns-server.log");
+  ASSERT_TRUE(WaitListening(server.pid(), port, 10s))
+      << Slurp(dir + "/turns-server.log");
+  PodProcess client(
+      pods.a, lab.netns(0),
+      {"python3", "-c", kAsker, lab.ip(1), std::to_string(port),
+       std::to_string(kRequests), std::to_string(kPieces * kPieceBytes)},
+      dir + "/turns-client.log");
+  EXPECT_EQ(client.Wait(20s), std::optional<int>(0))
+      << Slurp(dir + "/turns-client.log");
+  EXPECT_EQ(server.Wait(10s), std::optional<int>(0))
+      << Slurp(dir + "/turns-server.log");
+
+  std::vector<BurstEvent> events;
+  ASSERT_TRUE(bpf->DrainBursts(&events).ok());
+  size_t pieces = 0;
+  for (const BurstEvent& e : events)
+    if (e.pod.cgroup_id == pods.a_id && e.direction == FlowDirection::kReceive)
+      ++pieces;
+  // The silences cut every response into its pieces ...
+  EXPECT_GE(pieces, static_cast<size_t>(kRequests * kPieces));
+  // ... and each side's turns join them again: one exchange a request, of
+  // the request's response, its turns two apart (the request between).
+  for (const auto& [pod, direction, side] :
+       {std::tuple{pods.a_id, FlowDirection::kReceive, "client"},
+        std::tuple{pods.b_id, FlowDirection::kTransmit, "server"}}) {
+    SCOPED_TRACE(side);
+    const auto exchanges = ByTurn(events, pod, direction);
+    ASSERT_EQ(exchanges.size(), static_cast<size_t>(kRequests));
+    uint32_t previous_turn = 0;
+    for (const auto& [key, b] : exchanges) {
+      const auto& [local_port, peer_port, turn] = key;
+      EXPECT_NE(local_port, 0);
+      EXPECT_TRUE(local_port == port || peer_port == port);
+      EXPECT_EQ(b.bytes, static_cast<uint64_t>(kPieces) * kPieceBytes);
+      if (&b != &exchanges.begin()->second) {
+        EXPECT_EQ(turn, previous_turn + 2);
+      } else {
+        EXPECT_EQ(turn, 1u);  // the first request was turn 0
+      }
+      previous_turn = turn;
+    }
+  }
 }
 
 }  // namespace

@@ -45,6 +45,13 @@ struct peer_burst_event {
   __u64 end_ns;  // last packet of the burst
   __u64 payload_bytes;
   __u32 packets;
+  // The socket's payload changed direction this many times before the
+  // burst began: bursts of one socket and direction with the same turn are
+  // pieces of one exchange (a response a contended link cut), with no
+  // request or reply between them.
+  __u32 turn;
+  __u16 local_port;  // host byte order, of the burst's socket
+  __u16 peer_port;
   __u8 direction;
   __u8 pad[3];
 };

@@ -550,6 +550,162 @@ TEST_F(StepRateTrackerTest, APeersConnectionsMakeOneTrainInAnyOrder) {
   EXPECT_NE(lines[0].find("80 bursts"), std::string::npos) << lines[0];
 }
 
+// cluster-uplink-saturated as the kernel reports it: every exchange with
+// both PS crosses a saturated uplink, which cuts it into 2-5 pieces of any
+// size 25-150 ms apart, and the steps (0.7 s +-20%) come at irregular
+// times. Each piece carries its connection and turn: a response's pieces
+// share the turn of its request, the next response is two turns later.
+std::vector<BurstEvent> CutRequestsAndResponses(uint32_t seed, int steps,
+                                                bool with_connections) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> jitter(0.8, 1.2), gap(0.025, 0.15);
+  std::uniform_int_distribution<int> pieces(2, 5);
+  std::vector<BurstEvent> out;
+  std::map<int, uint32_t> turns;  // by connection (local port)
+  auto send = [&](const char* peer, int conn, FlowDirection dir, double t,
+                  uint64_t bytes) {
+    const int n = bytes > 1000 ? pieces(rng) : 1;
+    std::vector<double> cuts(n - 1);
+    for (double& c : cuts) c = std::uniform_real_distribution<>(0, 1)(rng);
+    cuts.push_back(1);
+    std::sort(cuts.begin(), cuts.end());
+    double from = 0;
+    for (double cut : cuts) {
+      BurstEvent e;
+      e.pod.cgroup_id = 11;
+      e.peer = *IpAddress::Parse(peer);
+      e.direction = dir;
+      e.start_s = t;
+      e.end_s = t + 0.03;
+      e.payload_bytes = static_cast<uint64_t>(bytes * (cut - from));
+      if (with_connections) {
+        e.local_port = static_cast<uint16_t>(conn);
+        e.peer_port = 2222;
+        e.turn = turns[conn];
+      }
+      out.push_back(e);
+      from = cut;
+      t = e.end_s + gap(rng);
+    }
+    turns[conn] += 1;  // the other side answers next
+    return t;
+  };
+  double t = 100;
+  for (int k = 0; k < steps; ++k) {
+    double done = t;
+    for (int ps = 0; ps < 2; ++ps) {
+      const char* peer = ps == 0 ? "198.18.0.20" : "198.18.0.21";
+      // The pull: a request, then the variables.
+      send(peer, 40000 + ps, FlowDirection::kTransmit, t, 8);
+      const double pulled =
+          send(peer, 40000 + ps, FlowDirection::kReceive, t + 0.005, 400'000);
+      // The gradient pull on the PS's own connection: its request, then
+      // the gradient.
+      send(peer, 50000 + ps, FlowDirection::kReceive, pulled, 8);
+      done = std::max(done, send(peer, 50000 + ps, FlowDirection::kTransmit,
+                                 pulled + 0.005, 400'000));
+    }
+    t = std::max(done, t + 0.7 * jitter(rng));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.start_s < b.start_s; });
+  return out;
+}
+
+TEST_F(StepRateTrackerTest, TheTurnsJoinExchangesALinkCut) {
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    const auto events = CutRequestsAndResponses(seed, 60, true);
+    StepRateTracker tracker;
+    auto resolver = Resolver();
+    tracker.Add(events, resolver);
+    const double now = events.back().end_s;
+    const auto rates = tracker.Rates(now);
+    ASSERT_TRUE(rates.at("w0").steps_per_second.has_value()) << seed;
+    // The true rate: the steps of the estimate's window (the last 12 s), by
+    // their pull requests.
+    double first = 0, last = 0;
+    int steps = 0;
+    for (const auto& e : events) {
+      if (e.local_port != 40000 || e.payload_bytes != 8 || e.start_s < now - 12)
+        continue;
+      if (steps++ == 0) first = e.start_s;
+      last = e.start_s;
+    }
+    const double truth = (steps - 1) / (last - first);
+    EXPECT_NEAR(*rates.at("w0").steps_per_second / truth, 1, 0.05)
+        << "seed " << seed << " truth " << truth;
+    EXPECT_EQ(rates.at("w0").streams, 4u) << seed;
+    const auto lines = tracker.Describe(now);
+    for (const auto& line : lines)
+      EXPECT_NE(line.find(" whole"), std::string::npos) << line;
+  }
+}
+
+TEST_F(StepRateTrackerTest, WithoutTurnsTheSameCutPiecesAreNotWhole) {
+  // The turns are what join them: the same pieces with no connection read
+  // as cut trains, which no stream of whole exchanges outvotes.
+  const auto events = CutRequestsAndResponses(1, 60, false);
+  StepRateTracker tracker;
+  auto resolver = Resolver();
+  tracker.Add(events, resolver);
+  tracker.Rates(events.back().end_s);
+  for (const auto& line : tracker.Describe(events.back().end_s))
+    EXPECT_EQ(line.find(" whole"), std::string::npos) << line;
+}
+
+TEST_F(StepRateTrackerTest, AOneWayConnectionJoinsNothing) {
+  // A connection whose payload only ever flows one way (a ring's send
+  // side) has one turn: its exchange never ends, and the rate is the
+  // bursts' as if no connection were known.
+  auto plain = Train("198.18.0.20", 0, 0.5, 80);
+  auto one_way = plain;
+  for (auto& e : one_way) {
+    e.local_port = 40000;
+    e.peer_port = 2222;
+  }
+  StepRateTracker a, b;
+  auto resolver = Resolver();
+  a.Add(plain, resolver);
+  b.Add(one_way, resolver);
+  const auto ra = a.Rates(40), rb = b.Rates(40);
+  ASSERT_TRUE(ra.at("w0").steps_per_second.has_value());
+  ASSERT_TRUE(rb.at("w0").steps_per_second.has_value());
+  EXPECT_DOUBLE_EQ(*ra.at("w0").steps_per_second,
+                   *rb.at("w0").steps_per_second);
+}
+
+TEST(BurstDetector, AResponsesPiecesShareItsTurn) {
+  BurstDetector d(0.02);
+  LocalPodRef pod{0, *IpAddress::Parse("198.18.0.10")};
+  const IpAddress peer = *IpAddress::Parse("198.18.0.20");
+  for (int step = 0; step < 2; ++step) {
+    const double t0 = 10 + step;
+    d.Add(pod, peer, FlowDirection::kTransmit, t0, 8, 40000, 2222);
+    // The response, cut by a 100 ms silence; ACKs carry no payload.
+    d.Add(pod, peer, FlowDirection::kReceive, t0 + 0.01, 1448, 40000, 2222);
+    d.Add(pod, peer, FlowDirection::kTransmit, t0 + 0.05, 0, 40000, 2222);
+    d.Add(pod, peer, FlowDirection::kReceive, t0 + 0.11, 1448, 40000, 2222);
+    // Another connection of the same peer turns on its own.
+    d.Add(pod, peer, FlowDirection::kReceive, t0 + 0.2, 8, 50000, 2222);
+  }
+  auto bursts = d.Take(20);
+  ASSERT_EQ(bursts.size(), 8u);
+  std::map<std::tuple<uint16_t, FlowDirection, double>, uint32_t> turn;
+  for (const auto& b : bursts) {
+    EXPECT_EQ(b.peer_port, 2222);
+    turn[{b.local_port, b.direction, b.start_s}] = b.turn;
+  }
+  const auto rx = FlowDirection::kReceive, tx = FlowDirection::kTransmit;
+  EXPECT_EQ(turn.at({40000, tx, 10}), 0u);
+  EXPECT_EQ(turn.at({40000, rx, 10.01}), 1u);
+  EXPECT_EQ(turn.at({40000, rx, 10.11}), 1u);
+  EXPECT_EQ(turn.at({40000, tx, 11}), 2u);
+  EXPECT_EQ(turn.at({40000, rx, 11.01}), 3u);
+  EXPECT_EQ(turn.at({40000, rx, 11.11}), 3u);
+  EXPECT_EQ(turn.at({50000, rx, 10.2}), 0u);
+  EXPECT_EQ(turn.at({50000, rx, 11.2}), 0u);
+}
+
 TEST(BurstDetector, GapsSplitBurstsAndAcksAreIgnored) {
   BurstDetector d(0.02);
   LocalPodRef pod{0, *IpAddress::Parse("198.18.0.10")};
