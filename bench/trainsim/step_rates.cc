@@ -76,12 +76,14 @@ void StepRateTracker::ObserveAgent(const nlohmann::json& report, double now_s) {
     polls_.push_back(now_s);
   for (const auto& job : report["jobs"]) {
     if (!job.is_object()) continue;
+    // A cluster's agents each total their own node's workers: one poll's
+    // reports add up to the job's.
     if (job.contains("steps_per_second") &&
         job["steps_per_second"].is_number() && job.contains("namespace") &&
         job["namespace"].is_string() && job.contains("training_job") &&
         job["training_job"].is_string())
       agent_jobs_[job["namespace"].get<std::string>() + "/" +
-                  job["training_job"].get<std::string>()][now_s] =
+                  job["training_job"].get<std::string>()][now_s] +=
           job["steps_per_second"].get<double>();
     if (!job.contains("worker_steps_per_second") ||
         !job["worker_steps_per_second"].is_object())

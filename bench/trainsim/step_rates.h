@@ -94,8 +94,9 @@ class StepRateTracker {
     std::string namespace_name, job;
     std::optional<double> last_minute;
     std::optional<double> before_faults;
-    // The agent's job total (jobs[].steps_per_second), median over the
-    // polls of the last minute; checked (`check`) only for a job counted
+    // The agent's job total (jobs[].steps_per_second, summed over a
+    // cluster's node agents at each poll), median over the polls of the
+    // last minute; checked (`check`) only for a job counted
     // by its coordinator, for the record otherwise.
     std::optional<double> agent_last_minute;
     Comparison check;

@@ -54,6 +54,8 @@ struct PeriodEstimate {
   // With whole_exchanges: the bytes the stream moves per step, the small
   // bursts beside the exchange included (0 when unknown).
   double step_bytes = 0;
+  // Of the bursts joined by their connections' turns (StepRateTracker).
+  bool from_turns = false;
 };
 
 // The period at which `bursts` (sorted by start) repeat, or empty when they

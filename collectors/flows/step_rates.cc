@@ -180,6 +180,7 @@ std::optional<PeriodEstimate> StepRateTracker::ExchangePeriod(
   if (!WholeExchangeBytes(window)) return std::nullopt;
   auto period = EstimatePeriodAtAnyScale(window, s_.period);
   if (!period || !period->whole_exchanges) return std::nullopt;
+  period->from_turns = true;
   return period;
 }
 
@@ -347,7 +348,8 @@ std::vector<std::string> StepRateTracker::Describe(double now_s) const {
     std::string line =
         pod + " " + peer +
         (direction == FlowDirection::kReceive ? " rx " : " tx ") +
-        std::to_string(stream.bursts.size()) + " bursts:";
+        std::to_string(stream.bursts.size()) + " bursts, " +
+        std::to_string(stream.exchanges.size()) + " exchanges by turn:";
     const size_t from = stream.bursts.size() > 6 ? stream.bursts.size() - 6 : 0;
     for (size_t i = from; i < stream.bursts.size(); ++i) {
       line += " " + std::to_string(stream.bursts[i].start_s - now_s) + "s/" +
@@ -355,6 +357,7 @@ std::vector<std::string> StepRateTracker::Describe(double now_s) const {
     }
     const auto& period = stream.period;
     if (period) line += period->whole_exchanges ? " whole" : " cut";
+    if (period && period->from_turns) line += " turns";
     line += period ? std::string(MethodName(period->method)) + " period " +
                          std::to_string(period->period_s)
                    : " no period";

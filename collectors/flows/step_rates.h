@@ -118,7 +118,8 @@ class StepRateTracker {
   std::map<std::string, StepRate> Rates(double now_s);
   size_t streams() const { return streams_.size(); }
   // One line per stream (pod, peer, direction, bursts, newest bursts, the
-  // last estimate: its period or none, and its age), for --log-level debug.
+  // last estimate: whole or cut, from the turns or not, its period or none,
+  // and its age), for --log-level debug.
   std::vector<std::string> Describe(double now_s) const;
 
  private:

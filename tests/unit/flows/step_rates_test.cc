@@ -637,7 +637,7 @@ TEST_F(StepRateTrackerTest, TheTurnsJoinExchangesALinkCut) {
     EXPECT_EQ(rates.at("w0").streams, 4u) << seed;
     const auto lines = tracker.Describe(now);
     for (const auto& line : lines)
-      EXPECT_NE(line.find(" whole"), std::string::npos) << line;
+      EXPECT_NE(line.find(" whole turns"), std::string::npos) << line;
   }
 }
 

@@ -125,6 +125,29 @@ TEST(StepRatesTest, ACoordinatorCountedJobIsCheckedAsAWhole) {
   }
 }
 
+// A job spread over two nodes: each node's agent totals its own workers,
+// and the job's total is their sum at each poll (cluster-uplink-saturated
+// recorded one node's half before).
+TEST(StepRatesTest, AClustersJobTotalAddsItsNodesReports) {
+  Scenario s = ParseScenarioText(R"({"name": "s", "duration_s": 60,
+    "jobs": [{"namespace": "training", "name": "fast", "ps": 1,
+              "workers": 2}]})");
+  StepRateTracker tr(s);
+  const auto steps = Steps(0, 0.5, 60);
+  for (double t = 2; t <= 60; t += 2) {
+    Feed(tr, "fast-worker-0", steps, t);
+    Feed(tr, "fast-worker-1", steps, t);
+    tr.ObserveAgent(Report({{"fast-worker-0", 2.0}}), t);
+    tr.ObserveAgent(Report({{"fast-worker-1", 2.1}}), t);
+  }
+  const auto jobs = tr.Jobs();
+  ASSERT_EQ(jobs.size(), 1u);
+  ASSERT_TRUE(jobs[0].agent_last_minute.has_value());
+  EXPECT_NEAR(*jobs[0].agent_last_minute, 4.1, 1e-9);
+  ASSERT_TRUE(jobs[0].last_minute.has_value());
+  EXPECT_NEAR(*jobs[0].last_minute, 4.0, 0.1);
+}
+
 // At 5 s steps and 2 s polls, a count per poll interval is 0 or 1 step:
 // the stamped completions give the exact period anyway, at both ends of
 // the range of step times (100 ms and 5 s) and at 2 s and 5 s polls.
