@@ -137,9 +137,9 @@ StepRateTracker::WindowEstimate StepRateTracker::StreamPeriod(
     const double held = b.back().start_s - b[first].start_s;
     if (span > s_.short_window_s && held < 0.8 * span) return {{}, span, held};
     const std::vector<BurstPoint> window(b.begin() + first, b.end());
-    // The turns first: where they join the cut pieces into whole exchanges,
-    // those are the steps, and estimating them costs a tenth of a cut
-    // train's comb.
+    // The turns first: where they join a contended link's pieces into whole
+    // exchanges, one a step, a request marks each step, while the bursts'
+    // own comb can catch the rhythm the link cuts them at.
     auto period = ExchangePeriod(stream, window.front().start_s);
     if (!period) period = EstimatePeriodAtAnyScale(window, s_.period);
     // Cut exchanges of a size seen whole: their bytes count the steps, as

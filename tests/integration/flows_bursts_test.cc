@@ -11,6 +11,8 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <memory>
+#include <optional>
 #include <thread>
 
 #include "bpf_pod_pair.h"
@@ -107,16 +109,29 @@ void ExpectOneBurstAStep(const Joined& joined, const char* side) {
   }
 }
 
-TEST(FlowsBurstsTest, AStepOverSeveralConnectionsIsOneBurstAStep) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
-  if (!Sh("command -v python3")) GTEST_SKIP() << "python3 missing";
-  NetnsLab lab(2);
-  BpfPodPair pods;
-  ASSERT_TRUE(pods.found());
-  Status error = Status::Ok();
-  auto bpf = pods.Attach(static_cast<uint64_t>(kGapS * 1e9), &error);
-  ASSERT_TRUE(bpf) << error.message();
-  ASSERT_TRUE(bpf->SetPods(pods.both()).ok());
+// Two pods in network namespaces with the programs attached, bursts on.
+class FlowsBurstsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    if (!Sh("command -v python3")) GTEST_SKIP() << "python3 missing";
+    lab_.emplace(2);
+    pods_.emplace();
+    ASSERT_TRUE(pods_->found());
+    Status error = Status::Ok();
+    bpf_ = pods_->Attach(static_cast<uint64_t>(kGapS * 1e9), &error);
+    ASSERT_TRUE(bpf_) << error.message();
+    ASSERT_TRUE(bpf_->SetPods(pods_->both()).ok());
+  }
+
+  std::optional<NetnsLab> lab_;
+  std::optional<BpfPodPair> pods_;
+  std::unique_ptr<PeerFlowsBpf> bpf_;
+};
+
+TEST_F(FlowsBurstsTest, AStepOverSeveralConnectionsIsOneBurstAStep) {
+  NetnsLab& lab = *lab_;
+  BpfPodPair& pods = *pods_;
 
   const std::string dir = ::testing::TempDir();
   const int port = 5301;
@@ -138,8 +153,8 @@ TEST(FlowsBurstsTest, AStepOverSeveralConnectionsIsOneBurstAStep) {
       << Slurp(dir + "/bursts-receiver.log");
 
   std::vector<BurstEvent> events;
-  ASSERT_TRUE(bpf->DrainBursts(&events).ok());
-  EXPECT_EQ(bpf->stats().burst_events_lost, 0u);
+  ASSERT_TRUE(bpf_->DrainBursts(&events).ok());
+  EXPECT_EQ(bpf_->stats().burst_events_lost, 0u);
   ExpectOneBurstAStep(JoinedBursts(events, pods.a_id, FlowDirection::kTransmit),
                       "sender");
   ExpectOneBurstAStep(JoinedBursts(events, pods.b_id, FlowDirection::kReceive),
@@ -209,16 +224,9 @@ std::map<std::tuple<uint16_t, uint16_t, uint32_t>, BurstPoint> ByTurn(
   return out;
 }
 
-TEST(FlowsBurstsTest, AResponsesPiecesShareItsConnectionAndTurn) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
-  if (!Sh("command -v python3")) GTEST_SKIP() << "python3 missing";
-  NetnsLab lab(2);
-  BpfPodPair pods;
-  ASSERT_TRUE(pods.found());
-  Status error = Status::Ok();
-  auto bpf = pods.Attach(static_cast<uint64_t>(kGapS * 1e9), &error);
-  ASSERT_TRUE(bpf) << error.message();
-  ASSERT_TRUE(bpf->SetPods(pods.both()).ok());
+TEST_F(FlowsBurstsTest, AResponsesPiecesShareItsConnectionAndTurn) {
+  NetnsLab& lab = *lab_;
+  BpfPodPair& pods = *pods_;
 
   const std::string dir = ::testing::TempDir();
   const int port = 5302;
@@ -240,7 +248,7 @@ TEST(FlowsBurstsTest, AResponsesPiecesShareItsConnectionAndTurn) {
       << Slurp(dir + "/turns-server.log");
 
   std::vector<BurstEvent> events;
-  ASSERT_TRUE(bpf->DrainBursts(&events).ok());
+  ASSERT_TRUE(bpf_->DrainBursts(&events).ok());
   size_t pieces = 0;
   for (const BurstEvent& e : events)
     if (e.pod.cgroup_id == pods.a_id && e.direction == FlowDirection::kReceive)
