@@ -101,6 +101,20 @@ int64_t AtLeast(int64_t v, int64_t min, const std::string& path) {
   return v;
 }
 
+// Every pod runs as a process on this machine: a replica count past this is
+// a typo, and naming that many pods would take minutes before failing.
+constexpr int64_t kMaxReplicas = 1000;
+constexpr int64_t kMaxVariables = 10000;
+
+int64_t Replicas(int64_t v, int64_t min, const std::string& path) {
+  AtLeast(v, min, path);
+  if (v > kMaxReplicas)
+    Fail(path, "must be <= " + std::to_string(kMaxReplicas) +
+                   " (every pod runs as a process on this machine), got " +
+                   std::to_string(v));
+  return v;
+}
+
 double Positive(double v, const std::string& path) {
   if (v <= 0) Fail(path, "must be > 0, got " + json(v).dump());
   return v;
@@ -215,7 +229,7 @@ std::optional<Program> ParseProgram(const json& j, const std::string& path) {
 // The second-edition keys: kind-specific counts and sizes, and the program.
 void ParseJobKindFields(Obj& o, Job& job) {
   job.chief = AtLeast(o.Int("chief", 0), 0, o.Path("chief"));
-  job.evaluator = AtLeast(o.Int("evaluator", 0), 0, o.Path("evaluator"));
+  job.evaluator = Replicas(o.Int("evaluator", 0), 0, o.Path("evaluator"));
   if (job.chief > 1)
     Fail(o.Path("chief"), "must be 0 or 1 (one chief per job, as in TFJob)");
   if (o.Has("gradient_bytes"))
@@ -260,9 +274,9 @@ Job ParseJob(const json& j, const std::string& path) {
   job.kind = ParseEnum(o.Str("kind", "ps_async"), kJobKinds, o.Path("kind"),
                        "job kind");
   // An allreduce job has no PS unless the scenario (wrongly) asks for some.
-  job.ps = AtLeast(o.Int("ps", job.kind == JobKind::kAllreduce ? 0 : 1), 0,
-                   o.Path("ps"));
-  job.workers = AtLeast(o.Int("workers", 1), 1, o.Path("workers"));
+  job.ps = Replicas(o.Int("ps", job.kind == JobKind::kAllreduce ? 0 : 1), 0,
+                    o.Path("ps"));
+  job.workers = Replicas(o.Int("workers", 1), 1, o.Path("workers"));
   job.port = AtLeast(o.Int("port", 2222), 1, o.Path("port"));
   if (job.port > 65535) Fail(o.Path("port"), "must be <= 65535");
   job.step_ms = AtLeast(o.Int("step_ms", 1000), 1, o.Path("step_ms"));
@@ -279,6 +293,11 @@ Job ParseJob(const json& j, const std::string& path) {
       bool expand = v.Has("count");
       int64_t count = expand ? AtLeast(v.Int("count"), 1, v.Path("count")) : 1;
       v.RejectUnknown();
+      // A worker requests each variable every step.
+      if (count > kMaxVariables - static_cast<int64_t>(job.variables.size()))
+        Fail(v.Path("count"), "more than " + std::to_string(kMaxVariables) +
+                                  " variables in the job, got " +
+                                  std::to_string(count) + " here");
       for (int64_t k = 0; k < count; ++k) {
         std::string full = expand ? name + "_" + std::to_string(k) : name;
         if (!var_names.insert(full).second)

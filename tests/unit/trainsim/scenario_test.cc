@@ -133,6 +133,12 @@ TEST(ScenarioTest, BadFilesNameFieldAndProblem) {
        "jobs[0].ps: must not be negative"},
       {"no workers", [](json& d) { d["jobs"][0]["workers"] = 0; },
        "jobs[0].workers: must be >= 1"},
+      // Found by fuzz.scenario: 3e12 PS took the parser past its timeout.
+      {"absurd ps", [](json& d) { d["jobs"][0]["ps"] = 2999999999999; },
+       "jobs[0].ps: must be <= 1000"},
+      {"absurd variable count",
+       [](json& d) { d["jobs"][0]["variables"][0]["count"] = 1000000000000; },
+       "jobs[0].variables[0].count: more than 10000 variables"},
       {"negative compute", [](json& d) { d["jobs"][0]["compute_ms"] = -1; },
        "jobs[0].compute_ms: must not be negative"},
       {"negative memory",
