@@ -6,24 +6,24 @@ namespace trainscope {
 
 uint32_t BurstDetector::Turn(const Connection& connection,
                              FlowDirection direction, double t_s) {
-  auto [it, fresh] = turns_.try_emplace(connection, Turns{0, direction, t_s});
+  auto it = turns_.find(connection);
+  if (it == turns_.end()) {
+    if (turns_.size() >= max_streams_) {
+      // Connections silent for a minute are gone or idle; should that not
+      // be enough, all start again from turn 0, which splits at most the
+      // exchanges in progress.
+      std::erase_if(
+          turns_, [t_s](const auto& c) { return c.second.last_s < t_s - 60; });
+      if (turns_.size() >= max_streams_) turns_.clear();
+    }
+    turns_.emplace(connection, Turns{0, direction, t_s});
+    return 0;
+  }
   Turns& t = it->second;
-  if (!fresh && t.last != direction) ++t.turns;
+  if (t.last != direction) ++t.turns;
   t.last = direction;
   t.last_s = t_s;
-  if (turns_.size() > max_streams_) {
-    // Connections silent for a minute are gone or idle; should that not be
-    // enough, all start again from turn 0, which splits at most the
-    // exchanges in progress.
-    std::erase_if(turns_,
-                  [t_s](const auto& c) { return c.second.last_s < t_s - 60; });
-    if (turns_.size() > max_streams_) {
-      turns_.clear();
-      turns_.emplace(connection, Turns{0, direction, t_s});
-      return 0;
-    }
-  }
-  return turns_.at(connection).turns;
+  return t.turns;
 }
 
 void BurstDetector::Add(const LocalPodRef& pod, const IpAddress& peer,

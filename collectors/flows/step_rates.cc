@@ -177,6 +177,9 @@ std::optional<PeriodEstimate> StepRateTracker::ExchangePeriod(
       [](const BurstPoint& b, double t) { return b.start_s < t; });
   if (x.end() - first < 3) return std::nullopt;
   const std::vector<BurstPoint> window(first, x.end());
+  // Exchanges that are not whole as they are (a one-way connection's
+  // endless one, pieces of a stream with no requests) are left to the
+  // bursts without running the comb over them.
   if (!WholeExchangeBytes(window)) return std::nullopt;
   auto period = EstimatePeriodAtAnyScale(window, s_.period);
   if (!period || !period->whole_exchanges) return std::nullopt;
