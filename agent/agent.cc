@@ -183,6 +183,12 @@ void Agent::LogWebSecurity() const {
                                                           "required)"
                                                         : "",
       web.basic_auth_users.size(), web.bearer_tokens.size());
+  if (!web.auth_enabled() && !web.tls_enabled) {
+    spdlog::warn(
+        "[agent] web config {} turns on neither TLS nor authentication: "
+        "every endpoint is open, as without --web-config-file",
+        config_.web_config_file);
+  }
   if (web.auth_enabled() && !web.tls_enabled) {
     spdlog::warn(
         "[agent] credentials are checked over plain HTTP: they cross the "

@@ -197,7 +197,9 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return ExitRequest{app.exit(e)};
+    // --help and --version exit 0; every flag error exits 2, as a bad value
+    // found after parsing does (CLI11's own codes run from 100 to 115).
+    return ExitRequest{app.exit(e) == 0 ? 0 : 2};
   }
   // In this order: later steps read what earlier ones set (the node name,
   // the host paths).

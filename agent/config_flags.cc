@@ -1,9 +1,24 @@
 #include "config_flags.h"
 
 #include "http_flags.h"
+#include "trainscope/flag_checks.h"
 #include "version.h"
 
 namespace trainscope {
+namespace {
+
+// The sampling interval: below 0.1 s the cycle's own work (every pod's
+// cgroup files, the flows map) becomes the node's load; above an hour the
+// diagnosis window (60 snapshots) spans days.
+constexpr double kMinIntervalSeconds = 0.1;
+constexpr double kMaxIntervalSeconds = 3600;
+// 10 Tbit/s: above any NIC or bond made; a larger figure is a typo.
+constexpr double kMaxLinkMbit = 1e7;
+// A burst gap under a millisecond cuts every packet into its own burst: a
+// ring-buffer event per packet for nothing a step rate could use.
+constexpr double kMinBurstGapSeconds = 0.001;
+
+}  // namespace
 
 void AddServerFlags(CLI::App& app, AgentConfig& cfg) {
   app.set_version_flag("--version", std::string(kVersion));
@@ -22,7 +37,7 @@ void AddServerFlags(CLI::App& app, AgentConfig& cfg) {
                  "Sampling interval in seconds (fractions allowed)")
       ->envname("TRAINSCOPE_INTERVAL")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(NumberIn(kMinIntervalSeconds, kMaxIntervalSeconds, true));
   app.add_option("--node-name", cfg.node_name,
                  "Node this agent runs on (default: $NODE_NAME, else the "
                  "hostname)")
@@ -105,7 +120,7 @@ void AddHostFlags(CLI::App& app, AgentConfig& cfg, FlagText& text) {
                  "Snapshots kept in memory for the diagnosis window")
       ->envname("TRAINSCOPE_HISTORY")
       ->capture_default_str()
-      ->check(CLI::Range(2, 100000));
+      ->check(WholeNumberIn(2, 100000));
 }
 
 void AddFlowsFlags(CLI::App& app, AgentConfig& cfg, FlagText& text) {
@@ -130,7 +145,7 @@ void AddFlowsFlags(CLI::App& app, AgentConfig& cfg, FlagText& text) {
                  "the driver reports none or the link is shaped (cloud "
                  "instance caps); 0 = the driver's speed")
       ->envname("TRAINSCOPE_NODE_LINK_MBIT")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NumberIn(0, kMaxLinkMbit, true));
   app.add_option("--training-ports", text.training_ports,
                  "Comma-separated training ports pcap mode captures (both "
                  "directions)")
@@ -141,7 +156,7 @@ void AddFlowsFlags(CLI::App& app, AgentConfig& cfg, FlagText& text) {
                  "port pair and direction)")
       ->envname("TRAINSCOPE_FLOW_MAP_ENTRIES")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 24));
+      ->check(WholeNumberIn(1, 1 << 24));
   app.add_option("--step-burst-gap", cfg.flows.burst_gap_s,
                  "Seconds of silence that end an exchange burst between a "
                  "pod and a peer; training step rates are the period of "
@@ -150,12 +165,12 @@ void AddFlowsFlags(CLI::App& app, AgentConfig& cfg, FlagText& text) {
                  "exchanges makes costs run high: docs/diagnosis.md)")
       ->envname("TRAINSCOPE_STEP_BURST_GAP")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(ZeroOrNumberIn(kMinBurstGapSeconds, 1));
   app.add_option("--pcap-buffer-bytes", cfg.flows.pcap_buffer_bytes,
                  "Kernel ring buffer per captured interface in pcap mode")
       ->envname("TRAINSCOPE_PCAP_BUFFER_BYTES")
       ->capture_default_str()
-      ->check(CLI::Range(1 << 16, 1 << 30));
+      ->check(WholeNumberIn(1 << 16, 1 << 30));
   app.add_option("--cgroup2-path", text.cgroup2_path,
                  "cgroup v2 mount the eBPF programs attach under (default: "
                  "--cgroup-root if it is cgroup2, else <cgroup-root>/unified)")
@@ -173,20 +188,20 @@ void AddProfilerFlags(CLI::App& app, AgentConfig& cfg, FlagText& text) {
                  "Longest profile /api/v1/profile accepts (seconds=)")
       ->envname("TRAINSCOPE_PROFILE_MAX_SECONDS")
       ->capture_default_str()
-      ->check(CLI::Range(1, 3600));
+      ->check(WholeNumberIn(1, 3600));
   app.add_option("--profile-max-concurrent",
                  cfg.on_demand_profiler->max_concurrent,
                  "Profiles running at once on this node (one per pod); one "
                  "more is answered 429")
       ->envname("TRAINSCOPE_PROFILE_MAX_CONCURRENT")
       ->capture_default_str()
-      ->check(CLI::Range(1, 64));
+      ->check(WholeNumberIn(1, 64));
   app.add_option("--profile-max-hz", cfg.on_demand_profiler->max_hz,
                  "Highest sampling rate (hz=, per CPU) a CPU profile may ask "
                  "for; the default rate is 99")
       ->envname("TRAINSCOPE_PROFILE_MAX_HZ")
       ->capture_default_str()
-      ->check(CLI::Range(1, 10000));
+      ->check(WholeNumberIn(1, 10000));
   app.add_option("--profile-continuous", text.profile_continuous,
                  "Low-rate CPU profiling of every training pod, kept as each "
                  "pod's top functions over the last 5 minutes "
@@ -199,7 +214,7 @@ void AddProfilerFlags(CLI::App& app, AgentConfig& cfg, FlagText& text) {
                  "Samples per second per CPU of the continuous profile")
       ->envname("TRAINSCOPE_PROFILE_CONTINUOUS_HZ")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
+      ->check(WholeNumberIn(1, 1000));
   app.add_option("--profile-continuous-offcpu", text.profile_continuous_offcpu,
                  "Also keep each training pod's top off-CPU wait sites "
                  "(sched_switch on every context switch of the node; "

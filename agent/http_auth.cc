@@ -12,8 +12,9 @@
 namespace trainscope {
 namespace {
 
-// Verified pairs remembered at most; beyond it the memory starts over (a
-// flood of distinct valid credentials only costs bcrypt time again).
+// Verified (and failed) pairs remembered at most; beyond it the memory
+// starts over (a flood of distinct credentials only costs bcrypt time
+// again, which HttpAuthBudget rations).
 constexpr size_t kMaxVerified = 1024;
 
 // A well-formed bcrypt hash of nothing anyone knows: an unknown user costs
@@ -97,16 +98,19 @@ bool CryptMatches(const std::string& password, const std::string& hash) {
 }
 
 HttpAuthenticator::HttpAuthenticator(std::map<std::string, std::string> users,
-                                     std::vector<std::string> bearer_tokens)
-    : users_(std::move(users)), tokens_(std::move(bearer_tokens)) {}
+                                     std::vector<std::string> bearer_tokens,
+                                     HttpAuthBudget::Options budget)
+    : users_(std::move(users)),
+      tokens_(std::move(bearer_tokens)),
+      budget_(budget) {}
 
 HttpAuthenticator::Verdict HttpAuthenticator::Check(
-    std::string_view authorization) const {
+    std::string_view authorization, const std::string& client) const {
   if (!enabled()) return Verdict::kAllowed;
   if (authorization.empty()) return Verdict::kMissing;
   std::string_view value;
   if (!users_.empty() && StripScheme(authorization, "Basic", &value)) {
-    return CheckBasic(value) ? Verdict::kAllowed : Verdict::kDenied;
+    return CheckBasic(value, client);
   }
   if (!tokens_.empty() && StripScheme(authorization, "Bearer", &value)) {
     return CheckBearer(value) ? Verdict::kAllowed : Verdict::kDenied;
@@ -114,26 +118,36 @@ HttpAuthenticator::Verdict HttpAuthenticator::Check(
   return Verdict::kDenied;
 }
 
-bool HttpAuthenticator::CheckBasic(std::string_view credentials) const {
+HttpAuthenticator::Verdict HttpAuthenticator::CheckBasic(
+    std::string_view credentials, const std::string& client) const {
   std::string decoded;
-  if (!DecodeBase64(credentials, &decoded)) return false;
+  if (!DecodeBase64(credentials, &decoded)) return Verdict::kDenied;
   const size_t colon = decoded.find(':');
-  if (colon == std::string::npos) return false;
+  if (colon == std::string::npos) return Verdict::kDenied;
   const std::string user = decoded.substr(0, colon);
   const std::string password = decoded.substr(colon + 1);
+  // crypt(3) reads a C string: "secret\0junk" would check as "secret".
+  if (user.find('\0') != std::string::npos ||
+      password.find('\0') != std::string::npos) {
+    return Verdict::kDenied;
+  }
   const std::string key = Sha256(user + '\0' + password);
   {
     std::lock_guard lock(mu_);
-    if (verified_.count(key)) return true;
+    if (verified_.count(key)) return Verdict::kAllowed;
+    if (denied_.count(key)) return Verdict::kDenied;
   }
+  auto ticket = budget_.TryAcquire(client, HttpAuthBudget::Clock::now());
+  if (!ticket) return Verdict::kThrottled;
   auto it = users_.find(user);
   const bool known = it != users_.end();
   const bool matches = CryptMatches(password, known ? it->second : kDummyHash);
-  if (!known || !matches) return false;
+  const bool allowed = known && matches;
   std::lock_guard lock(mu_);
-  if (verified_.size() >= kMaxVerified) verified_.clear();
-  verified_.insert(key);
-  return true;
+  std::set<std::string>& remembered = allowed ? verified_ : denied_;
+  if (remembered.size() >= kMaxVerified) remembered.clear();
+  remembered.insert(key);
+  return allowed ? Verdict::kAllowed : Verdict::kDenied;
 }
 
 bool HttpAuthenticator::CheckBearer(std::string_view token) const {

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "http_auth_budget.h"
+
 namespace trainscope {
 
 // Checks an Authorization header against the web config's basic-auth users
@@ -15,27 +17,37 @@ namespace trainscope {
 // bcrypt is deliberately slow (tens of milliseconds at cost 10), and a
 // scraper sends the same credentials every scrape: a digest of each pair
 // that verified is remembered (never the password), as exporter-toolkit
-// does, so only the first request pays.
+// does, so only the first request pays. A pair that failed is remembered
+// the same way (a scraper with a stale password repeats it every scrape),
+// and the bcrypt checks of new pairs are rationed per client address and
+// in all (HttpAuthBudget): past the ration a request is kThrottled.
 class HttpAuthenticator {
  public:
-  enum class Verdict { kAllowed, kMissing, kDenied };
+  enum class Verdict { kAllowed, kMissing, kDenied, kThrottled };
 
   HttpAuthenticator(std::map<std::string, std::string> users,
-                    std::vector<std::string> bearer_tokens);
+                    std::vector<std::string> bearer_tokens,
+                    HttpAuthBudget::Options budget = {});
 
   bool enabled() const { return !users_.empty() || !tokens_.empty(); }
-  Verdict Check(std::string_view authorization) const;
+  // `client` keys the per-address ration (HttpConnectionTable::AddressKey).
+  Verdict Check(std::string_view authorization,
+                const std::string& client = "") const;
   // The WWW-Authenticate value of a 401.
   std::string Challenge() const;
 
  private:
-  bool CheckBasic(std::string_view credentials) const;
+  Verdict CheckBasic(std::string_view credentials,
+                     const std::string& client) const;
   bool CheckBearer(std::string_view token) const;
 
   std::map<std::string, std::string> users_;
   std::vector<std::string> tokens_;
+  mutable HttpAuthBudget budget_;
   mutable std::mutex mu_;
-  mutable std::set<std::string> verified_;  // SHA-256 of user \0 password
+  // SHA-256 of user \0 password, of pairs that verified and that failed.
+  mutable std::set<std::string> verified_;
+  mutable std::set<std::string> denied_;
 };
 
 // Decodes standard base64 (with padding); false when malformed.

@@ -26,6 +26,10 @@ struct HttpLimits {
   // Per-connection buffer: bounds the request line plus headers
   // (larger requests get 414 or 431).
   size_t connection_buffer_bytes = 16 * 1024;
+  // Query parameters one request may carry (the endpoints read at most 6);
+  // more are answered 414. libmicrohttpd keeps each one in the connection's
+  // buffer, and once that is full cannot even build an error answer.
+  int max_query_parameters = 64;
 };
 
 // Book-keeping for open connections, keyed by socket: admission against the

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "trainscope/flag_checks.h"
+
 namespace trainscope {
 
 void AddHttpFlags(CLI::App& app, HttpLimits* limits) {
@@ -10,14 +12,14 @@ void AddHttpFlags(CLI::App& app, HttpLimits* limits) {
                  "(the open-file limit is raised to fit)")
       ->envname("TRAINSCOPE_HTTP_MAX_CONNECTIONS")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(WholeNumberIn(1, 1 << 20));
   app.add_option("--http-max-connections-per-ip",
                  limits->max_connections_per_ip,
                  "Open HTTP connections from one client address; one more "
                  "is closed at accept (0 = no per-address cap)")
       ->envname("TRAINSCOPE_HTTP_MAX_CONNECTIONS_PER_IP")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1 << 20));
+      ->check(WholeNumberIn(0, 1 << 20));
   app.add_option_function<double>(
          "--http-timeout",
          [limits](double seconds) {
@@ -29,7 +31,7 @@ void AddHttpFlags(CLI::App& app, HttpLimits* limits) {
          "stalled transfer may make no progress")
       ->envname("TRAINSCOPE_HTTP_TIMEOUT")
       ->default_str(std::to_string(limits->timeout.count() / 1000))
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(NumberIn(0.1, 3600, true));
 }
 
 }  // namespace trainscope

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "report_page/page.h"
+#include "trainscope/terminal_text.h"
 
 namespace trainscope {
 namespace {
@@ -141,17 +142,18 @@ HttpResponse HttpRouter::Handle(const HttpRequest& req) const {
       std::find_if(routes_.begin(), routes_.end(),
                    [&](const HttpRoute& r) { return r.path == req.path; });
   if (route == routes_.end()) {
-    return Text(404,
-                "not found: " + req.path + "\n(try " + known_paths_ + ")\n");
+    return Text(404, "not found: " + Printable(req.path) + "\n(try " +
+                         known_paths_ + ")\n");
   }
   if (req.method != "GET" && req.method != "HEAD") {
-    HttpResponse res = Text(405, "method " + req.method + " not allowed\n");
+    HttpResponse res =
+        Text(405, "method " + Printable(req.method) + " not allowed\n");
     res.headers.emplace_back("Allow", "GET, HEAD");
     return res;
   }
   if (!route->get) {
-    return Text(500,
-                "internal error: " + req.path + " answers asynchronously\n");
+    return Text(500, "internal error: " + Printable(req.path) +
+                         " answers asynchronously\n");
   }
   try {
     return route->get(req);
@@ -190,6 +192,10 @@ void HttpRouter::HandleAsync(const HttpRequest& req, HttpReply reply) const {
     spdlog::error("[http] {} failed: unknown exception", req.path);
     reply(Text(500, "internal error\n"));
   }
+}
+
+std::string Printable(std::string_view text, size_t max) {
+  return TerminalSafe(text, max);
 }
 
 bool AcceptsGzip(std::string_view accept_encoding) {

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,7 +46,12 @@ struct HttpRequest {
   std::string path;    // without the query string
   std::map<std::string, std::string> query;
   std::string accept_encoding;
+  // Set for a request answered later (an async route) once its client has
+  // closed the connection: long work (a profile) can end early instead of
+  // holding its resources for nobody.
+  std::shared_ptr<const std::atomic<bool>> client_gone;
 
+  bool ClientGone() const { return client_gone && client_gone->load(); }
   std::string Query(const std::string& name) const {
     auto it = query.find(name);
     return it == query.end() ? std::string() : it->second;
@@ -82,6 +89,11 @@ class HttpRouter {
   std::vector<HttpRoute> routes_;
   std::string known_paths_;  // for the 404 hint
 };
+
+// What the server may echo of a request (a path, a parameter) in an error
+// body: TerminalSafe (control bytes and escape sequences shown as \xNN), at
+// most about `max` bytes, so curl in a terminal prints only text.
+std::string Printable(std::string_view text, size_t max = 200);
 
 // True when an Accept-Encoding value admits gzip (q > 0).
 bool AcceptsGzip(std::string_view accept_encoding);

@@ -8,6 +8,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
@@ -112,6 +114,36 @@ Status OpenListener(const std::string& host, int port, UniqueFd* out,
   return ListenError(host, port, why);
 }
 
+// RFC 9112 3.2.2: a server must accept the absolute form of the request
+// target ("GET http://host:9476/metrics", as proxies send it) and route by
+// its path.
+std::string OriginFormPath(std::string_view target) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() < scheme.size() ||
+        !std::equal(scheme.begin(), scheme.end(), target.begin(),
+                    [](char a, char b) {
+                      return a == std::tolower(static_cast<unsigned char>(b));
+                    })) {
+      continue;
+    }
+    const size_t slash = target.find('/', scheme.size());
+    return slash == std::string_view::npos ? "/"
+                                           : std::string(target.substr(slash));
+  }
+  return std::string(target);
+}
+
+// The client's address as the per-address limits key it.
+std::string ClientKey(MHD_Connection* connection) {
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (!info || !info->client_addr) return {};
+  const sockaddr* addr = info->client_addr;
+  const socklen_t len =
+      addr->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  return HttpConnectionTable::AddressKey(addr, len);
+}
+
 MHD_Result CollectQuery(void* cls, MHD_ValueKind, const char* key,
                         const char* value) {
   auto* query = static_cast<std::map<std::string, std::string>*>(cls);
@@ -149,6 +181,12 @@ struct HttpServerCallbacks {
       *request_ctx = &kAnswered;
       return server->QueuePending(connection) ? MHD_YES : MHD_NO;
     }
+    if (*request_ctx == &kTooManyParameters) {
+      server->connections_.HeaderReceived(SocketFd(connection));
+      *request_ctx = &kAnswered;
+      *upload_data_size = 0;
+      return server->RefuseQueryFlood(connection) ? MHD_YES : MHD_NO;
+    }
     if (*request_ctx == nullptr) {
       server->connections_.HeaderReceived(SocketFd(connection));
       if (WithoutBody(connection, method)) {
@@ -171,6 +209,24 @@ struct HttpServerCallbacks {
                                         MHD_HTTP_HEADER_TRANSFER_ENCODING);
   }
 
+  // Called with the request target before libmicrohttpd splits its query
+  // into parameters (MHD_OPTION_URI_LOG_CALLBACK); the return value is the
+  // request's context. Too many parameters: the query is cut after its '?'
+  // in libmicrohttpd's own (writable) read buffer, so none is parsed, and
+  // the request is marked to be answered 414.
+  static void* OnUri(void* cls, const char* uri, MHD_Connection*) {
+    const char* query = uri ? std::strchr(uri, '?') : nullptr;
+    if (query == nullptr) return nullptr;
+    const auto limit =
+        static_cast<HttpServer*>(cls)->limits_.max_query_parameters;
+    const auto parameters =
+        1 + std::count(query, query + std::strlen(query), '&');
+    if (parameters <= limit) return nullptr;
+    const_cast<char*>(query)[1] = '\0';
+    return &kTooManyParameters;
+  }
+
+  static inline char kTooManyParameters = 0;
   static inline char kDeferred = 0;
   static inline char kAnswered = 0;
   static inline char kSuspended = 0;
@@ -236,6 +292,8 @@ Status HttpServer::StartDaemon() {
        reinterpret_cast<intptr_t>(&HttpServerCallbacks::OnCompleted), this},
       {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&LogFromMhd),
        nullptr},
+      {MHD_OPTION_URI_LOG_CALLBACK,
+       reinterpret_cast<intptr_t>(&HttpServerCallbacks::OnUri), this},
   };
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
                    MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_USE_ERROR_LOG |
@@ -272,6 +330,9 @@ void HttpServer::Stop() {
   listen_fd_.reset();
   if (daemon_) {
     ResumeAllPending();  // libmicrohttpd refuses to stop with any suspended
+    // A profile that ended early at shutdown has just been answered: let
+    // its answer go out before every connection is closed.
+    DrainAnswering(std::chrono::seconds(2));
     MHD_stop_daemon(daemon_);  // closes every connection, joins its threads
     daemon_ = nullptr;
   }
@@ -287,6 +348,7 @@ void HttpServer::AcceptLoop() {
     if (ready > 0 && (fds[1].revents & POLLIN)) return;
     if (ready > 0 && (fds[0].revents & POLLIN)) AcceptReady();
     header_timeouts_ += connections_.ShutdownOverdue(Clock::now());
+    DetectAbandoned();
   }
 }
 
@@ -362,8 +424,18 @@ std::optional<HttpResponse> HttpServer::Refusal(MHD_Connection* connection,
   if (!auth_.enabled()) return std::nullopt;
   const char* header = MHD_lookup_connection_value(
       connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-  const auto verdict = auth_.Check(header ? header : "");
+  const auto verdict = auth_.Check(header ? header : "", ClientKey(connection));
   if (verdict == HttpAuthenticator::Verdict::kAllowed) return std::nullopt;
+  if (verdict == HttpAuthenticator::Verdict::kThrottled) {
+    ++throttled_;
+    Warn("throttled",
+         "answered 429 without checking credentials: too many wrong ones "
+         "from one address, or every bcrypt check busy");
+    return HttpResponse{429,
+                        "text/plain",
+                        "too many failed logins: retry later\n",
+                        {{"Retry-After", "1"}}};
+  }
   ++unauthorized_;
   if (verdict == HttpAuthenticator::Verdict::kDenied) {
     Warn("auth", "refused a request with wrong credentials (web config)");
@@ -374,13 +446,24 @@ std::optional<HttpResponse> HttpServer::Refusal(MHD_Connection* connection,
                       {{"WWW-Authenticate", auth_.Challenge()}}};
 }
 
+int HttpServer::RefuseQueryFlood(MHD_Connection* connection) {
+  ++query_floods_;
+  Warn("query_flood", "answered 414 to a request with more than " +
+                          std::to_string(limits_.max_query_parameters) +
+                          " query parameters");
+  HttpResponse res{414, "text/plain",
+                   "too many query parameters (at most " +
+                       std::to_string(limits_.max_query_parameters) + ")\n"};
+  return Queue(connection, res);
+}
+
 int HttpServer::Respond(MHD_Connection* connection, const char* url,
                         const char* method, void** request_ctx) {
   HttpResponse res;
   HttpRequest req;
   try {
     req.method = method ? method : "";
-    req.path = url ? url : "";
+    req.path = OriginFormPath(url ? url : "");
     if (auto refused = Refusal(connection, req.path)) {
       return Queue(connection, *refused);
     }
@@ -407,6 +490,9 @@ int HttpServer::Respond(MHD_Connection* connection, const char* url,
 struct HttpServer::Pending {
   std::mutex mu;
   MHD_Connection* connection = nullptr;
+  int fd = -1;  // the connection's socket, watched for the client leaving
+  std::shared_ptr<std::atomic<bool>> client_gone =
+      std::make_shared<std::atomic<bool>>(false);
   HttpRequest request;
   bool suspended = false;
   bool replied = false;
@@ -417,10 +503,13 @@ int HttpServer::RespondLater(MHD_Connection* connection, HttpRequest req,
                              void** request_ctx) {
   auto pending = std::make_shared<Pending>();
   pending->connection = connection;
+  pending->fd = SocketFd(connection);
+  req.client_gone = pending->client_gone;
   pending->request = req;
   {
     std::lock_guard lock(pending_mu_);
     pending_[connection] = pending;
+    answering_.insert(connection);
   }
   router_.HandleAsync(req, [pending](HttpResponse res) {
     std::lock_guard lock(pending->mu);
@@ -463,12 +552,44 @@ int HttpServer::QueuePending(MHD_Connection* connection) {
 
 void HttpServer::ForgetPending(MHD_Connection* connection) {
   std::lock_guard lock(pending_mu_);
+  answering_.erase(connection);
   auto it = pending_.find(connection);
   if (it == pending_.end()) return;
   // The client went away: a late reply must not touch the connection.
   std::lock_guard pending_lock(it->second->mu);
   it->second->replied = true;
   pending_.erase(it);
+}
+
+void HttpServer::DrainAnswering(std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    {
+      std::lock_guard lock(pending_mu_);
+      if (answering_.empty()) return;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+void HttpServer::DetectAbandoned() {
+  std::lock_guard lock(pending_mu_);
+  for (auto& [connection, pending] : pending_) {
+    if (pending->fd < 0 || pending->client_gone->load()) continue;
+    // POLLRDHUP: the client shut its side (closed); POLLHUP/POLLERR: reset.
+    // Bytes it sent ahead (a pipelined request) only raise POLLIN.
+    pollfd p{pending->fd, POLLRDHUP, 0};
+    if (::poll(&p, 1, 0) == 1 &&
+        (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+      pending->client_gone->store(true);
+      ++abandoned_;
+      spdlog::debug(
+          "[http] {}: the client closed the connection before the "
+          "answer",
+          pending->request.path);
+    }
+  }
 }
 
 void HttpServer::ResumeAllPending() {
@@ -507,7 +628,10 @@ HttpServerStats HttpServer::stats() const {
       .rejected_limit_total = rejected_limit_.load(),
       .rejected_per_ip_total = rejected_per_ip_.load(),
       .header_timeouts_total = header_timeouts_.load(),
+      .query_floods_total = query_floods_.load(),
       .unauthorized_total = unauthorized_.load(),
+      .throttled_total = throttled_.load(),
+      .abandoned_total = abandoned_.load(),
   };
 }
 

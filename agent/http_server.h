@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "http_auth.h"
 #include "http_connections.h"
@@ -29,7 +30,10 @@ struct HttpServerStats {
       0;  // closed at accept: --http-max-connections
   uint64_t rejected_per_ip_total = 0;  // closed at accept: per-address cap
   uint64_t header_timeouts_total = 0;  // closed: request header not in time
+  uint64_t query_floods_total = 0;     // answered 414: too many parameters
   uint64_t unauthorized_total = 0;     // answered 401 or 403
+  uint64_t throttled_total = 0;  // answered 429: wrong credentials too often
+  uint64_t abandoned_total = 0;  // async requests whose client left first
 };
 
 // The agent's one HTTP server: /metrics, /healthz, /readyz, /api/v1/pods,
@@ -75,12 +79,20 @@ class HttpServer {
   // An async route: the connection is suspended (it holds no thread) until
   // the reply comes, then resumed and answered (QueuePending).
   struct Pending;
+  // 414 for a request whose query HttpServerCallbacks::OnUri cut.
+  int RefuseQueryFlood(MHD_Connection* connection);
   int RespondLater(MHD_Connection* connection, HttpRequest request,
                    void** request_ctx);
   int QueuePending(MHD_Connection* connection);
   void ForgetPending(MHD_Connection* connection);
   // Answers every suspended request with 503 so the daemon can stop.
   void ResumeAllPending();
+  // Waits (up to `limit`) until every async answer has been sent.
+  void DrainAnswering(std::chrono::milliseconds limit);
+  // Marks suspended requests whose client closed its connection (a
+  // suspended connection is not polled by libmicrohttpd, so nothing else
+  // would notice before the reply).
+  void DetectAbandoned();
   static int Queue(MHD_Connection* connection, HttpResponse& response);
   // Why a request may not see `path`; nullopt when it may.
   std::optional<HttpResponse> Refusal(MHD_Connection* connection,
@@ -98,12 +110,18 @@ class HttpServer {
   std::thread accept_thread_;
   std::mutex pending_mu_;
   std::unordered_map<MHD_Connection*, std::shared_ptr<Pending>> pending_;
+  // Async requests not yet completed (answer not yet sent), suspended or
+  // not: Stop() lets them finish sending before the daemon closes them.
+  std::unordered_set<MHD_Connection*> answering_;
   int port_ = 0;
   LogLimiter log_limiter_;  // refusals repeat; log them now and then
   std::atomic<uint64_t> rejected_limit_{0};
   std::atomic<uint64_t> rejected_per_ip_{0};
   std::atomic<uint64_t> header_timeouts_{0};
+  std::atomic<uint64_t> query_floods_{0};
   std::atomic<uint64_t> unauthorized_{0};
+  std::atomic<uint64_t> throttled_{0};
+  std::atomic<uint64_t> abandoned_{0};
 };
 
 }  // namespace trainscope

@@ -26,10 +26,21 @@ void LimitMallocArenas() {
 // over, a large render) back to the kernel, so RSS follows what the agent
 // holds: 1,000 pods churned through the node left RSS 15.6 MiB above its
 // start, 10.8 MiB of it freed but kept (docs/reliability.md, "Soaks").
-int WaitForStopSignal(const sigset_t& stop_signals) {
+//
+// SIGHUP asks daemons to reload; this agent reads its flags and web config
+// once, so it says so and goes on (the default action would kill it without
+// its shutdown path: BPF links, profiles and connections left to the
+// kernel). SIGQUIT stops it like SIGTERM.
+int WaitForStopSignal(const sigset_t& handled) {
   const timespec minute{.tv_sec = 60, .tv_nsec = 0};
   for (;;) {
-    const int sig = sigtimedwait(&stop_signals, nullptr, &minute);
+    const int sig = sigtimedwait(&handled, nullptr, &minute);
+    if (sig == SIGHUP) {
+      spdlog::info(
+          "[agent] SIGHUP received: nothing to reload (flags and the web "
+          "config are read at start; restart the agent to change them)");
+      continue;
+    }
     if (sig > 0) return sig;
     malloc_trim(0);
   }
@@ -49,11 +60,10 @@ int main(int argc, char** argv) {
 
   // Signals are taken synchronously by this thread only; every thread the
   // agent starts inherits the blocked mask.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  sigset_t handled;
+  sigemptyset(&handled);
+  for (int sig : {SIGINT, SIGTERM, SIGQUIT, SIGHUP}) sigaddset(&handled, sig);
+  pthread_sigmask(SIG_BLOCK, &handled, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
   trainscope::Agent agent(std::move(config));
@@ -61,7 +71,7 @@ int main(int argc, char** argv) {
     spdlog::critical("[agent] cannot start: {}", started.message());
     return 1;
   }
-  const int sig = WaitForStopSignal(stop_signals);
+  const int sig = WaitForStopSignal(handled);
   spdlog::info("[agent] {} received, shutting down", strsignal(sig));
   agent.Stop();
   spdlog::info("[agent] stopped");

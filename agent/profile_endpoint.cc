@@ -15,11 +15,36 @@ HttpResponse Text(int status, std::string body) {
                       std::move(body) + "\n"};
 }
 
+// A pod found by --discovery cgroup has no namespace and its UID for a
+// name (as /api/v1/pods lists it): `namespace` may then be left out.
+constexpr const char* kPodRequired =
+    "pod is required: ?namespace=NS&pod=POD (a pod found by --discovery "
+    "cgroup: ?pod=UID)";
+
+// "ns/pod", or the UID alone for a pod without namespace.
+std::string PodRef(const std::string& ns, const std::string& pod) {
+  return ns.empty() ? pod : ns + "/" + pod;
+}
+
+HttpResponse NotOnThisNode(const std::string& ns, const std::string& pod,
+                           const std::string& node) {
+  std::string body =
+      "pod " + Printable(PodRef(ns, pod)) + " is not running on node " + node;
+  if (ns.empty()) {
+    body +=
+        " (without namespace=, pod= is the UID of a pod found by "
+        "--discovery cgroup)";
+  }
+  return Text(404, std::move(body));
+}
+
+// A plain decimal number ("2.5", "1e1"): no hex, no leading space or sign
+// games, nothing non-finite.
 bool ParseNumber(const std::string& text, double* out) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  *out = std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size() && std::isfinite(*out);
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out,
+                                   std::chars_format::general);
+  return ec == std::errc() && end == text.data() + text.size() &&
+         std::isfinite(*out);
 }
 
 bool ParseInt(const std::string& text, int* out) {
@@ -36,8 +61,8 @@ bool ParseProfileQuery(const HttpRequest& req,
   auto& r = out->request;
   r.namespace_name = req.Query("namespace");
   r.pod = req.Query("pod");
-  if (r.namespace_name.empty() || r.pod.empty()) {
-    *error = "namespace and pod are required: ?namespace=NS&pod=POD&seconds=S";
+  if (r.pod.empty()) {
+    *error = std::string(kPodRequired) + "&seconds=S";
     return false;
   }
   const std::string seconds = req.Query("seconds");
@@ -46,12 +71,13 @@ bool ParseProfileQuery(const HttpRequest& req,
                            r.seconds < 0.1 || r.seconds > limits.max_seconds)) {
     *error = "seconds must be a number from 0.1 to " +
              std::to_string(limits.max_seconds) +
-             " (--profile-max-seconds), got '" + seconds + "'";
+             " (--profile-max-seconds), got '" + Printable(seconds) + "'";
     return false;
   }
   auto kind = profiler::ParseProfileKind(req.Query("type"));
   if (!kind) {
-    *error = "type must be cpu or offcpu, got '" + req.Query("type") + "'";
+    *error = "type must be cpu or offcpu, got '" +
+             Printable(req.Query("type")) + "'";
     return false;
   }
   r.kind = *kind;
@@ -60,13 +86,14 @@ bool ParseProfileQuery(const HttpRequest& req,
   if (!hz.empty() &&
       (!ParseInt(hz, &r.hz) || r.hz < 1 || r.hz > limits.max_hz)) {
     *error = "hz must be an integer from 1 to " +
-             std::to_string(limits.max_hz) + ", got '" + hz + "'";
+             std::to_string(limits.max_hz) + ", got '" + Printable(hz) + "'";
     return false;
   }
   out->format = req.Query("format").empty() ? "pprof" : req.Query("format");
   if (out->format != "pprof" && out->format != "folded" &&
       out->format != "svg") {
-    *error = "format must be pprof, folded or svg, got '" + out->format + "'";
+    *error = "format must be pprof, folded or svg, got '" +
+             Printable(out->format) + "'";
     return false;
   }
   return true;
@@ -76,18 +103,18 @@ bool ParseProfileTopQuery(const HttpRequest& req, ProfileTopQuery* out,
                           std::string* error) {
   out->namespace_name = req.Query("namespace");
   out->pod = req.Query("pod");
-  if (out->namespace_name.empty() || out->pod.empty()) {
-    *error = "namespace and pod are required: ?namespace=NS&pod=POD";
+  if (out->pod.empty()) {
+    *error = kPodRequired;
     return false;
   }
   if (const std::string n = req.Query("n");
       !n.empty() && (!ParseInt(n, &out->n) || out->n < 1 || out->n > 100)) {
-    *error = "n must be an integer from 1 to 100, got '" + n + "'";
+    *error = "n must be an integer from 1 to 100, got '" + Printable(n) + "'";
     return false;
   }
   out->type = req.Query("type").empty() ? "cpu" : req.Query("type");
   if (out->type != "cpu" && out->type != "offcpu") {
-    *error = "type must be cpu or offcpu, got '" + out->type + "'";
+    *error = "type must be cpu or offcpu, got '" + Printable(out->type) + "'";
     return false;
   }
   return true;
@@ -126,19 +153,19 @@ void ServeProfile(const std::shared_ptr<profiler::ProfilerService>& profiler,
     reply(Text(400, error));
     return;
   }
+  query.request.abandoned = req.client_gone;
   const auto& r = query.request;
   const PodInfo* pod = nullptr;
   for (const PodInfo& p : pods) {
     if (p.namespace_name == r.namespace_name && p.name == r.pod) pod = &p;
   }
   if (!pod) {
-    reply(Text(404, "pod " + r.namespace_name + "/" + r.pod +
-                        " is not running on node " + node));
+    reply(NotOnThisNode(r.namespace_name, r.pod, node));
     return;
   }
   const std::string title =
       std::string(r.kind == profiler::ProfileKind::kCpu ? "CPU" : "Off-CPU") +
-      " profile of " + r.namespace_name + "/" + r.pod;
+      " profile of " + PodRef(r.namespace_name, r.pod);
   profiler->Start(
       r, *pod,
       [reply, format = query.format, title](profiler::ProfileOutcome outcome) {
@@ -217,8 +244,7 @@ HttpResponse ServeProfileTop(
     }
     return {200, "application/json", body.dump()};
   }
-  return Text(404,
-              "pod " + ns + "/" + name + " is not running on node " + node);
+  return NotOnThisNode(ns, name, node);
 }
 
 }  // namespace trainscope

@@ -6,14 +6,21 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <sstream>
+
+#include "trainscope/file_util.h"
 
 namespace trainscope {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A web config is a few hundred bytes, a PEM chain or a token list a few
+// kilobytes: these caps only stop a wrong path (a log, a disk image) from
+// being read into memory.
+constexpr size_t kMaxWebConfigBytes = 1 << 20;
+constexpr size_t kMaxNamedFileBytes = 4 << 20;
 
 // exporter-toolkit fields this agent does not implement: refused by name
 // rather than silently ignored, so nobody believes a setting is in force.
@@ -42,11 +49,9 @@ Status ReadNamedFile(const std::string& field, const std::string& base_dir,
   fs::path path(*name);
   if (path.is_relative() && !base_dir.empty()) path = fs::path(base_dir) / path;
   *name = path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return FieldError(field, *name + ": cannot read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  *contents = text.str();
+  if (Status s = ReadConfigFile(path, kMaxNamedFileBytes, contents); !s.ok()) {
+    return FieldError(field, s.message());
+  }
   if (contents->empty()) return FieldError(field, *name + ": empty file");
   return Status::Ok();
 }
@@ -245,8 +250,15 @@ Status ParseUsers(const YAML::Node& node, WebConfig* out) {
   for (auto it = node.begin(); it != node.end(); ++it) {
     const std::string user = it->first.as<std::string>();
     const std::string field = "basic_auth_users." + user;
-    if (user.empty() || user.find(':') != std::string::npos) {
-      return FieldError(field, "a user name must be non-empty without ':'");
+    if (user.empty() || user.find(':') != std::string::npos ||
+        user.find('\0') != std::string::npos) {
+      return FieldError(field,
+                        "a user name must be non-empty without ':' or NUL");
+    }
+    // YAML keeps both of two equal keys: which hash would win is an
+    // accident of the parser, so say so instead of picking one.
+    if (out->basic_auth_users.count(user)) {
+      return FieldError(field, "listed twice");
     }
     std::string hash;
     if (Status s = ScalarString(it->second, field, &hash); !s.ok()) return s;
@@ -339,12 +351,12 @@ Status ParseWebConfig(const std::string& yaml, const std::string& base_dir,
 }
 
 Status LoadWebConfig(const std::string& path, WebConfig* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(path + ": cannot read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  Status s =
-      ParseWebConfig(text.str(), fs::path(path).parent_path().string(), out);
+  std::string text;
+  if (Status read = ReadConfigFile(path, kMaxWebConfigBytes, &text);
+      !read.ok()) {
+    return read;
+  }
+  Status s = ParseWebConfig(text, fs::path(path).parent_path().string(), out);
   if (!s.ok()) return Status::Error(path + ": " + s.message());
   return s;
 }

@@ -1,9 +1,11 @@
 #include "trainscope/file_util.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "trainscope/unique_fd.h"
 
@@ -26,7 +28,59 @@ std::optional<std::string> ReadAll(const UniqueFd& fd) {
   }
 }
 
+// What a path that is not a regular file is, for the error.
+const char* KindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a regular file";
+}
+
 }  // namespace
+
+Status ReadConfigFile(const std::filesystem::path& path, size_t max_bytes,
+                      std::string* out) {
+  const std::string name = path.string();
+  // O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd.valid()) {
+    return Status::Error(name + ": cannot read: " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return Status::Error(name + ": cannot stat: " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    std::string why = name + " is " + KindOf(st.st_mode) + ", not a file";
+    if (S_ISDIR(st.st_mode)) why += " (name the file inside it)";
+    return Status::Error(why);
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return Status::Error(name + ": " + std::to_string(st.st_size) +
+                         " bytes, more than the " + std::to_string(max_bytes) +
+                         " a configuration file may have");
+  }
+  // Read at most one byte past the cap: a /proc file reports size 0 and
+  // some (pagemap) would otherwise be read for gigabytes.
+  std::string text;
+  char buf[8192];
+  while (text.size() <= max_bytes) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return Status::Error(name + ": cannot read: " + std::strerror(errno));
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  if (text.size() > max_bytes) {
+    return Status::Error(name + ": more than " + std::to_string(max_bytes) +
+                         " bytes");
+  }
+  *out = std::move(text);
+  return Status::Ok();
+}
 
 std::optional<std::string> ReadSmallFile(const std::filesystem::path& path) {
   return ReadAll(UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)));

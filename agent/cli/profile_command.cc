@@ -1,17 +1,25 @@
-// trainscope profile --agent URL --pod NS/POD [--seconds S] [--type cpu|offcpu]
+// trainscope profile --agent URL --pod NS/POD|UID [--seconds S] [--type
+// cpu|offcpu]
 //                    [--hz N] [--format pprof|folded|svg] [--output FILE]
+//                    [--timeout S] [--max-response-bytes N]
 // Asks one agent for a profile of a pod on its node and saves it.
-#include <httplib.h>
-
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
 
+#include "cli/cli_flags.h"
 #include "cli/commands.h"
+#include "cli/http_fetch.h"
 #include "cli/report_http.h"
+#include "cli/server_text.h"
 
 namespace trainscope {
 namespace {
+
+// The agent answers when the profile ends, plus symbolization time.
+constexpr double kAnswerMarginSeconds = 60;
+constexpr double kMaxProfileSeconds = 86400;
+constexpr uint64_t kMaxHz = 100000;
 
 struct ProfileFlags {
   std::string agent;
@@ -22,6 +30,8 @@ struct ProfileFlags {
   std::string format = "pprof";
   std::string output = "-";
   cli::HttpClientFlags client;
+  cli::HttpLimits limits;
+  bool timeout_given = false;  // else --seconds + kAnswerMarginSeconds
 };
 
 int Fail(const std::string& message, int code = 1) {
@@ -29,11 +39,31 @@ int Fail(const std::string& message, int code = 1) {
   return code;
 }
 
-int Run(const ProfileFlags& flags) {
+int Run(ProfileFlags flags) {
+  // NAMESPACE/POD, or a pod found by --discovery cgroup: its UID alone (it
+  // has no namespace; /api/v1/pods lists it so).
   const size_t slash = flags.pod.find('/');
-  if (slash == std::string::npos || slash == 0 ||
-      slash + 1 == flags.pod.size()) {
-    return Fail("--pod must be NAMESPACE/POD, got '" + flags.pod + "'", 2);
+  if (flags.pod.empty() || slash == 0 || slash + 1 == flags.pod.size() ||
+      (slash != std::string::npos &&
+       flags.pod.find('/', slash + 1) != std::string::npos)) {
+    return Fail(
+        "--pod must be NAMESPACE/POD (or the UID of a pod found by "
+        "--discovery cgroup), got '" +
+            flags.pod + "'",
+        2);
+  }
+  const std::string pod_namespace =
+      slash == std::string::npos ? "" : flags.pod.substr(0, slash);
+  const std::string pod_name =
+      slash == std::string::npos ? flags.pod : flags.pod.substr(slash + 1);
+  if (!flags.timeout_given) {
+    flags.limits.timeout_seconds = flags.seconds + kAnswerMarginSeconds;
+  } else if (flags.limits.timeout_seconds <= flags.seconds) {
+    return Fail("--timeout " + NumberText(flags.limits.timeout_seconds) +
+                    " must be longer than --seconds " +
+                    NumberText(flags.seconds) +
+                    ": the agent answers once the profile ends",
+                2);
   }
   cli::HttpTarget target;
   if (Status s = cli::ParseHttpUrl(flags.agent, &target); !s.ok()) {
@@ -42,39 +72,34 @@ int Run(const ProfileFlags& flags) {
   if (Status s = cli::ApplyHttpClientFlags(flags.client, &target); !s.ok()) {
     return Fail(s.message(), 2);
   }
-  httplib::Params query{{"namespace", flags.pod.substr(0, slash)},
-                        {"pod", flags.pod.substr(slash + 1)},
-                        {"seconds", std::to_string(flags.seconds)},
-                        {"type", flags.type},
-                        {"format", flags.format}};
+  target.limits = flags.limits;
+  std::multimap<std::string, std::string> query{
+      {"namespace", pod_namespace},
+      {"pod", pod_name},
+      {"seconds", std::to_string(flags.seconds)},
+      {"type", flags.type},
+      {"format", flags.format}};
   if (flags.hz > 0) query.emplace("hz", std::to_string(flags.hz));
-  httplib::Client client(target.origin);
-  client.set_connection_timeout(5, 0);
-  // The agent answers when the profile ends, plus symbolization time.
-  client.set_read_timeout(static_cast<time_t>(flags.seconds) + 60, 0);
-  if (!target.ca_file.empty()) client.set_ca_cert_path(target.ca_file);
-  httplib::Headers headers(target.headers.begin(), target.headers.end());
-  const std::string path = target.base_path + "/api/v1/profile";
-  auto res = client.Get(path, query, headers);
-  if (!res) {
-    return Fail("cannot reach " + target.origin + path + ": " +
-                httplib::to_string(res.error()));
+  cli::HttpAnswer answer;
+  if (Status s =
+          cli::FetchWithinLimits(target, "/api/v1/profile", query, &answer);
+      !s.ok()) {
+    return Fail(s.message());
   }
-  if (res->status != 200) {
-    std::string body = res->body;
-    while (!body.empty() && body.back() == '\n') body.pop_back();
-    return Fail("the agent answered HTTP " + std::to_string(res->status) +
-                ": " + body);
+  if (answer.status != 200) {
+    const std::string why = cli::ServerText(answer.body);
+    return Fail("the agent answered HTTP " + std::to_string(answer.status) +
+                ": " + (why.empty() ? "(no body)" : why));
   }
   if (flags.output == "-") {
-    std::cout << res->body << std::flush;
+    std::cout << answer.body << std::flush;
     return std::cout ? 0 : Fail("writing to stdout failed");
   }
   std::ofstream out(flags.output, std::ios::binary);
-  out << res->body;
+  out << answer.body;
   out.close();
   if (!out) return Fail("cannot write " + flags.output);
-  std::cerr << "trainscope profile: wrote " << res->body.size() << " bytes ("
+  std::cerr << "trainscope profile: wrote " << answer.body.size() << " bytes ("
             << flags.format << ") to " << flags.output << "\n";
   return 0;
 }
@@ -91,16 +116,21 @@ int RunProfileCommand(int argc, char** argv) {
   app.add_option("--agent", flags.agent,
                  "The agent on the pod's node, e.g. http://node-a:9476")
       ->required();
-  app.add_option("--pod", flags.pod, "NAMESPACE/POD")->required();
+  app.add_option("--pod", flags.pod,
+                 "NAMESPACE/POD, or the UID of a pod found by --discovery "
+                 "cgroup (no namespace)")
+      ->required();
   app.add_option("--seconds", flags.seconds,
                  "How long to profile (the agent caps it: "
                  "--profile-max-seconds, 60 by default)")
+      ->check(NumberIn(0, kMaxProfileSeconds))
       ->capture_default_str();
   app.add_option("--type", flags.type, "cpu or offcpu")
       ->capture_default_str()
       ->check(CLI::IsMember({"cpu", "offcpu"}));
   app.add_option("--hz", flags.hz,
-                 "CPU samples per second per CPU (default: the agent's, 99)");
+                 "CPU samples per second per CPU (default: the agent's, 99)")
+      ->check(WholeNumberIn(1, kMaxHz));
   app.add_option("--format", flags.format, "pprof, folded or svg")
       ->capture_default_str()
       ->check(CLI::IsMember({"pprof", "folded", "svg"}));
@@ -112,12 +142,17 @@ int RunProfileCommand(int argc, char** argv) {
                  "CA bundle verifying an https agent");
   app.add_option("--header", flags.client.headers,
                  "Extra request header 'Name: value' (repeatable)");
+  auto* timeout = cli::AddHttpLimitFlags(
+      app, &flags.limits, "--seconds + " + NumberText(kAnswerMarginSeconds));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message; any flag error is a usage error (2), as
+    // for `trainscope report` (CLI11's own codes are 100 and up).
+    return app.exit(e) == 0 ? 0 : 2;
   }
-  return Run(flags);
+  flags.timeout_given = timeout->count() > 0;
+  return Run(std::move(flags));
 }
 
 }  // namespace trainscope

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "cli/report_prometheus.h"
+#include "cli/server_text.h"
 #include "trainscope/pod.h"
 
 namespace trainscope::cli {
@@ -106,7 +107,7 @@ Status PodRefsFromVector(const nlohmann::json& result,
     if (!series.is_object() || !series.contains("metric") ||
         !series["metric"].is_object()) {
       return Status::Error("the pod roster has a series without labels: " +
-                           series.dump().substr(0, 200));
+                           ServerText(series.dump(), 200));
     }
     const auto& metric = series["metric"];
     PodRef ref{LabelOf(metric, "namespace"), LabelOf(metric, "pod"),

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cli/report_batches.h"
+#include "cli/server_text.h"
 #include "diagnosis/analysis.h"
 #include "diagnosis/detectors.h"
 
@@ -35,7 +36,7 @@ Status QueryPrometheus(const HttpTarget& target, const std::string& url,
   if (status == answer.end() || *status != "success" || !typed) {
     return Status::Error(url + " gave no " + result_type + " for " +
                          params.find("query")->second + ": " +
-                         answer.dump().substr(0, 200));
+                         ServerText(answer.dump(), 200));
   }
   auto found = data->find("result");
   *result = found != data->end() ? std::move(*found) : nlohmann::json::array();

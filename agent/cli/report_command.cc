@@ -1,7 +1,8 @@
 // trainscope report --agent URL | --prometheus URL [--namespace NS]
 //                   [--job NAME] [--range S] [--step S] [--end T]
 //                   [--selector M]... [--bearer-token-file F] [--ca-file F]
-//                   [--header 'N: V']... [--json | --html FILE]
+//                   [--header 'N: V']... [--timeout S]
+//                   [--max-response-bytes N] [--json | --html FILE]
 // The node view is the agent's own report; the cluster view rebuilds the
 // windows from Prometheus and runs the same detectors over every node.
 #include <spdlog/spdlog.h>
@@ -17,11 +18,13 @@
 #include <iostream>
 
 #include "api_views.h"
+#include "cli/cli_flags.h"
 #include "cli/commands.h"
 #include "cli/report_cluster.h"
 #include "cli/report_http.h"
 #include "cli/report_prometheus.h"
 #include "cli/report_selector.h"
+#include "cli/server_text.h"
 #include "diagnosis/analysis.h"
 #include "report_page/page.h"
 #include "trainscope/time_format.h"
@@ -43,8 +46,16 @@ struct ReportFlags {
   size_t batch_series = 50000;  // 0 = the whole cluster in one window
   cli::TriageMode triage = cli::TriageMode::kAuto;
   cli::HttpClientFlags client;  // --bearer-token-file, --ca-file, --header
+  cli::HttpLimits limits;       // --timeout, --max-response-bytes
   std::vector<std::string> selectors;  // --selector
 };
+
+// Finite bounds for the numeric flags: ten years of history, a day's step,
+// the year 2100, a hundred million series.
+constexpr double kMaxRangeSeconds = 10 * 365 * 86400.0;
+constexpr double kMaxStepSeconds = 86400;
+constexpr double kMaxEndUnixSeconds = 4102444800;
+constexpr uint64_t kMaxBatchSeries = 100'000'000;
 
 int Fail(const std::string& message, int code = 1) {
   std::cerr << "trainscope report: " << message << "\n";
@@ -99,7 +110,9 @@ int Print(const nlohmann::json& report, const ReportFlags& flags) {
   if (json) {
     std::cout << report.dump(2) << "\n";
   } else {
-    std::cout << ReportText(report);
+    // Names, summaries and evidence came from an agent or from
+    // Prometheus's labels: no escape sequence of theirs reaches a terminal.
+    std::cout << ReportText(cli::ServerTextJson(report));
   }
   return 0;
 }
@@ -112,6 +125,7 @@ int AgentReport(const ReportFlags& flags) {
   if (Status s = cli::ApplyHttpClientFlags(flags.client, &target); !s.ok()) {
     return Fail(s.message(), 2);
   }
+  target.limits = flags.limits;
   nlohmann::json report;
   if (Status s = cli::GetJson(target, "/api/v1/report", {}, &report); !s.ok()) {
     return Fail(s.message());
@@ -151,7 +165,7 @@ nlohmann::json MissingNodesJson(const std::vector<cli::MissingNode>& missing,
                                 double end) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& m : missing) {
-    std::cerr << "trainscope report: node " << m.node
+    std::cerr << "trainscope report: node " << cli::ServerText(m.node)
               << " has sent no series for "
               << static_cast<int>(end - m.last_seen)
               << " s (agent down or not scraped): its pods are judged on "
@@ -187,6 +201,7 @@ int PrometheusReport(const ReportFlags& flags) {
   if (Status s = cli::ApplyHttpClientFlags(flags.client, &target); !s.ok()) {
     return Fail(s.message(), 2);
   }
+  target.limits = flags.limits;
   std::string extra_matchers;
   if (Status s = cli::ParseSelectors(flags.selectors, &extra_matchers);
       !s.ok()) {
@@ -268,19 +283,22 @@ int RunReportCommand(int argc, char** argv) {
   app.add_option("--job", flags.job, "Only this training job");
   app.add_option("--range", flags.range_seconds,
                  "Seconds of history to evaluate (with --prometheus)")
-      ->check(CLI::PositiveNumber);
+      ->check(NumberIn(0, kMaxRangeSeconds))
+      ->capture_default_str();
   app.add_option("--step", flags.step_seconds,
                  "Evaluation step in seconds, at least the scrape interval "
                  "(with --prometheus)")
-      ->check(CLI::PositiveNumber);
+      ->check(NumberIn(0, kMaxStepSeconds))
+      ->capture_default_str();
   app.add_option("--end", flags.end_unix_seconds,
                  "End of the evaluated range in Unix seconds, to look at the "
                  "past (with --prometheus; default now)")
-      ->check(CLI::PositiveNumber);
+      ->check(NumberIn(0, kMaxEndUnixSeconds));
   app.add_option("--batch-series", flags.batch_series,
                  "Read a large cluster in batches of whole training jobs of "
                  "about this many series each, to bound memory (with "
                  "--prometheus; 0 = all at once)")
+      ->check(WholeNumberIn(0, kMaxBatchSeries))
       ->capture_default_str();
   app.add_option_function<std::string>(
          "--triage",
@@ -294,6 +312,8 @@ int RunReportCommand(int argc, char** argv) {
          "everything)")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->default_str("auto");
+  cli::AddHttpLimitFlags(app, &flags.limits,
+                         NumberText(flags.limits.timeout_seconds));
   auto* json = app.add_flag("--json", flags.json, "Print the report JSON");
   app.add_option("--html", flags.html,
                  "Write the report as a self-contained HTML page (inline SVG, "

@@ -1,13 +1,87 @@
 #include "cli/report_http.h"
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <sstream>
 
+#include "cli/http_fetch.h"
+#include "cli/server_text.h"
+
 namespace trainscope::cli {
+
+namespace {
+
+// The URL as an error quotes it: a pasted URL may hold anything.
+std::string Quoted(const std::string& url) {
+  return "'" + ServerText(url, 200) + "'";
+}
+
+bool HostNameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ||
+         c == '_';
+}
+
+bool Ipv6Char(char c) {
+  return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.';
+}
+
+// "host", "host:port", "[v6]" or "[v6]:port" into target->host and ->port.
+Status ParseAuthority(const std::string& url, const std::string& authority,
+                      int default_port, HttpTarget* target) {
+  const auto bad = [&url](const std::string& why) {
+    return Status::Error(Quoted(url) + " " + why);
+  };
+  if (authority.find('@') != std::string::npos) {
+    return bad(
+        "holds user credentials, which are not sent from a URL: give "
+        "--header 'Authorization: Basic ...' or --bearer-token-file");
+  }
+  std::string host;
+  std::string port;
+  if (!authority.empty() && authority[0] == '[') {
+    const size_t close = authority.find(']');
+    if (close == std::string::npos)
+      return bad("has an unclosed '[' in its host");
+    host = authority.substr(1, close - 1);
+    const std::string after = authority.substr(close + 1);
+    if (!after.empty() && after[0] != ':') {
+      return bad("has junk after its [IPv6] host");
+    }
+    if (host.empty() || !std::all_of(host.begin(), host.end(), Ipv6Char)) {
+      return bad("has a bad IPv6 host '[" + host + "]'");
+    }
+    if (!after.empty()) port = after.substr(1);
+    if (!after.empty() && port.empty()) return bad("has a bad port ''");
+  } else {
+    const size_t colon = authority.find(':');
+    host = authority.substr(0, colon);
+    if (colon != std::string::npos) {
+      port = authority.substr(colon + 1);
+      if (port.empty()) return bad("has a bad port ''");
+    }
+    if (host.empty()) return bad("has no host");
+    if (!std::all_of(host.begin(), host.end(), HostNameChar)) {
+      return bad("has a bad host '" + host + "'");
+    }
+  }
+  target->host = host;
+  target->port = default_port;
+  if (!port.empty()) {
+    const bool digits =
+        port.size() <= 5 && std::all_of(port.begin(), port.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c)) != 0;
+        });
+    const int number = digits ? std::stoi(port) : 0;
+    if (number < 1 || number > 65535) {
+      return bad("has a bad port '" + port + "'");
+    }
+    target->port = number;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status ParseHttpUrl(const std::string& url, HttpTarget* target) {
   std::string rest;
@@ -19,31 +93,29 @@ Status ParseHttpUrl(const std::string& url, HttpTarget* target) {
     scheme = "https";
     rest = url.substr(8);
   } else {
-    return Status::Error("'" + url + "' is not an http:// or https:// URL");
+    return Status::Error(Quoted(url) + " is not an http:// or https:// URL");
+  }
+  for (char c : url) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u == 0x7F) {
+      return Status::Error(Quoted(url) +
+                           " holds a space or a control character");
+    }
+  }
+  if (rest.find_first_of("?#") != std::string::npos) {
+    return Status::Error(Quoted(url) +
+                         " has a query or a fragment: give the server's "
+                         "base URL");
   }
   const size_t slash = rest.find('/');
-  std::string authority = rest.substr(0, slash);
+  const std::string authority = rest.substr(0, slash);
   std::string path = slash == std::string::npos ? "" : rest.substr(slash);
   while (!path.empty() && path.back() == '/') path.pop_back();
-  if (authority.empty()) return Status::Error("'" + url + "' has no host");
-  // The port is what follows the last ':' unless that is inside [v6].
-  const size_t colon = authority.rfind(':');
-  const size_t bracket = authority.rfind(']');
-  if (colon != std::string::npos &&
-      (bracket == std::string::npos || colon > bracket)) {
-    const std::string port = authority.substr(colon + 1);
-    if (port.empty() || port.size() > 5) {
-      return Status::Error("'" + url + "' has a bad port");
-    }
-    for (char c : port) {
-      if (!std::isdigit(static_cast<unsigned char>(c))) {
-        return Status::Error("'" + url + "' has a bad port '" + port + "'");
-      }
-    }
-    if (std::stoi(port) == 0 || std::stoi(port) > 65535) {
-      return Status::Error("'" + url + "' has a bad port '" + port + "'");
-    }
-    if (colon == 0) return Status::Error("'" + url + "' has no host");
+  if (authority.empty()) return Status::Error(Quoted(url) + " has no host");
+  if (Status s =
+          ParseAuthority(url, authority, scheme == "https" ? 443 : 80, target);
+      !s.ok()) {
+    return s;
   }
   target->origin = scheme + "://" + authority;
   target->base_path = path;
@@ -124,40 +196,25 @@ Status GetJson(const HttpTarget& target, const std::string& path,
                const std::multimap<std::string, std::string>& params,
                nlohmann::json* out) {
   const std::string url = target.origin + target.base_path + path;
-  httplib::Client client(target.origin);
-  if (!client.is_valid()) {
-    return Status::Error(url + ": cannot create an HTTP client");
+  HttpAnswer answer;
+  if (Status s = FetchWithinLimits(target, path, params, &answer); !s.ok()) {
+    return s;
   }
-  client.set_connection_timeout(5, 0);
-  client.set_read_timeout(60, 0);
-  if (!target.ca_file.empty()) client.set_ca_cert_path(target.ca_file);
-  httplib::Params query(params.begin(), params.end());
-  httplib::Headers headers(target.headers.begin(), target.headers.end());
-  auto res = client.Get(target.base_path + path, query, headers);
-  if (!res) {
-    std::string why = httplib::to_string(res.error());
-    if (res.error() == httplib::Error::SSLServerVerification) {
-      why +=
-          " (the server's certificate is not signed by " +
-          (target.ca_file.empty() ? std::string("a system CA; give --ca-file")
-                                  : target.ca_file) +
-          ")";
+  nlohmann::json body = nlohmann::json::parse(answer.body, nullptr, false);
+  if (answer.status != 200) {
+    std::string detail = ServerText(answer.body);
+    if (!body.is_discarded() && body.is_object() && body.contains("error")) {
+      detail = ServerText(body["error"].is_string()
+                              ? body["error"].get<std::string>()
+                              : body["error"].dump());
     }
-    return Status::Error("cannot reach " + url + ": " + why);
-  }
-  nlohmann::json body = nlohmann::json::parse(res->body, nullptr, false);
-  if (res->status != 200) {
-    std::string detail = res->body.substr(0, 300);
-    if (!body.is_discarded() && body.contains("error")) {
-      detail = body["error"].is_string() ? body["error"].get<std::string>()
-                                         : body["error"].dump();
-    }
-    return Status::Error(url + " answered HTTP " + std::to_string(res->status) +
-                         ": " + detail);
+    if (detail.empty()) detail = "(no body)";
+    return Status::Error(url + " answered HTTP " +
+                         std::to_string(answer.status) + ": " + detail);
   }
   if (body.is_discarded()) {
     return Status::Error(url + " did not answer JSON (body starts with '" +
-                         res->body.substr(0, 60) + "')");
+                         ServerText(answer.body, 60) + "')");
   }
   *out = std::move(body);
   return Status::Ok();

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <set>
 
+#include "cli/server_text.h"
 #include "trainscope/metric_names.h"
+#include "trainscope/strict_number.h"
 
 namespace trainscope::cli {
 namespace {
@@ -66,23 +67,51 @@ std::string Select(const std::string& metric, const std::string& matchers) {
   return metric.substr(0, metric.size() - 1) + "," + matchers + "}";
 }
 
-// Calls fn(t, value) for every finite sample of a series.
+// A series as an error names it: its labels, as Prometheus prints them.
+std::string SeriesName(const nlohmann::json& series) {
+  const auto metric = series.find("metric");
+  if (metric == series.end() || !metric->is_object()) return "{}";
+  std::string name;
+  std::string labels;
+  for (const auto& [key, value] : metric->items()) {
+    const std::string text =
+        value.is_string() ? value.get<std::string>() : value.dump();
+    if (key == "__name__") {
+      name = text;
+      continue;
+    }
+    if (!labels.empty()) labels += ",";
+    labels += key + "=" + nlohmann::json(text).dump();
+  }
+  return ServerText(name + "{" + labels + "}", 200);
+}
+
+// Calls fn(t, value) for every finite sample of a series. A value that is
+// not a number as Prometheus writes one (trainscope/strict_number.h) is an
+// error: read leniently, "abc" or "12abc" would silently become a gap or 12.
 Status ForEachSample(const std::string& query, const nlohmann::json& series,
                      const std::function<void(double, double)>& fn) {
   const auto values = series.find("values");
   if (values == series.end() || !values->is_array()) {
-    return Status::Error("query " + query + ": a series without values");
+    return Status::Error("query " + query + ": series " + SeriesName(series) +
+                         " has no values");
   }
   for (const auto& v : *values) {
     if (!v.is_array() || v.size() != 2 || !v[0].is_number() ||
         !v[1].is_string()) {
-      return Status::Error("query " + query + ": malformed sample " + v.dump());
+      return Status::Error("query " + query + ": series " + SeriesName(series) +
+                           " has a malformed sample " +
+                           ServerText(v.dump(), 80));
     }
-    const std::string text = v[1].get<std::string>();
-    char* end = nullptr;
-    const double value = std::strtod(text.c_str(), &end);
-    if (end == text.c_str() || !std::isfinite(value)) continue;
-    fn(v[0].get<double>(), value);
+    const auto& text = v[1].get_ref<const std::string&>();
+    const auto value = ParsePrometheusValue(text);
+    if (!value) {
+      return Status::Error("query " + query + ": series " + SeriesName(series) +
+                           " has a sample value '" + ServerText(text, 40) +
+                           "' that is not a number");
+    }
+    if (!std::isfinite(*value)) continue;
+    fn(v[0].get<double>(), *value);
   }
   return Status::Ok();
 }
@@ -211,7 +240,7 @@ Status WindowBuilder::Add(const std::string& name,
     for (const auto& series : result) {
       if (!series.is_object()) {
         return Status::Error("query " + name + ": a series is not an object: " +
-                             series.dump().substr(0, 80));
+                             ServerText(series.dump(), 80));
       }
       const auto metric = series.value("metric", nlohmann::json::object());
       std::function<void(double, double)> fn;

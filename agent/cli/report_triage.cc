@@ -7,9 +7,11 @@
 #include <functional>
 #include <optional>
 
+#include "cli/server_text.h"
 #include "diagnosis/detectors.h"
 #include "trainscope/metric_names.h"
 #include "trainscope/pod.h"
+#include "trainscope/strict_number.h"
 
 namespace trainscope::cli {
 namespace {
@@ -35,19 +37,24 @@ std::string Selector(const std::string& metric, const std::string& base,
 }
 
 // A sample value of an instant-vector series; nullopt when not a finite
-// number (Prometheus writes NaN and Inf as strings).
-std::optional<double> ValueOf(const nlohmann::json& series) {
+// number (Prometheus writes NaN and Inf as strings), an error when the
+// value is no number at all (trainscope/strict_number.h).
+Status ValueOf(const nlohmann::json& series, std::optional<double>* out) {
+  *out = std::nullopt;
   const auto it = series.find("value");
   if (it == series.end() || !it->is_array() || it->size() != 2 ||
       !(*it)[1].is_string()) {
-    return std::nullopt;
+    return Status::Ok();
   }
-  try {
-    const double v = std::stod((*it)[1].get<std::string>());
-    return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-  } catch (const std::exception&) {
-    return std::nullopt;
+  const auto& text = (*it)[1].get_ref<const std::string&>();
+  const auto v = ParsePrometheusValue(text);
+  if (!v) {
+    return Status::Error(
+        "sample value '" + ServerText(text, 40) + "' is not a number in " +
+        ServerText(series.value("metric", nlohmann::json()).dump(), 200));
   }
+  if (std::isfinite(*v)) *out = *v;
+  return Status::Ok();
 }
 
 // Calls `fn(metric, value)` for every series of an answer; an answer that is
@@ -66,9 +73,13 @@ Status ForEachSample(
         !series["metric"].is_object()) {
       return Status::Error(
           "triage query " + name +
-          " gave a series without labels: " + series.dump().substr(0, 200));
+          " gave a series without labels: " + ServerText(series.dump(), 200));
     }
-    if (auto v = ValueOf(series)) fn(series["metric"], *v);
+    std::optional<double> v;
+    if (Status s = ValueOf(series, &v); !s.ok()) {
+      return Status::Error("triage query " + name + ": " + s.message());
+    }
+    if (v) fn(series["metric"], *v);
   }
   return Status::Ok();
 }

@@ -37,6 +37,13 @@ PodFileSource::FileVersion PodFileSource::CurrentVersion() const {
   return v;
 }
 
+size_t PodFileSource::DropPodsOfOtherNodes(PodList& pods) const {
+  if (options_.node_name.empty()) return 0;
+  return std::erase_if(pods, [this](const PodInfo& pod) {
+    return !pod.node.empty() && pod.node != options_.node_name;
+  });
+}
+
 Status PodFileSource::Load() {
   std::ifstream in(options_.path, std::ios::binary);
   if (!in) {
@@ -53,6 +60,14 @@ Status PodFileSource::Load() {
   if (!st.ok()) {
     return Status::Error("pod file " + options_.path.string() + ": " +
                          st.message());
+  }
+  const size_t elsewhere = DropPodsOfOtherNodes(pods);
+  if (elsewhere != skipped_elsewhere_) {
+    spdlog::info(
+        "[discovery] pod file {}: {} pod(s) scheduled on nodes other "
+        "than {} left out",
+        options_.path.string(), elsewhere, options_.node_name);
+    skipped_elsewhere_ = elsewhere;
   }
   const size_t count = pods.size();
   table_.Replace(

@@ -21,6 +21,11 @@ struct PodFileSourceOptions {
   std::filesystem::path path;
   std::chrono::milliseconds poll_interval{1000};
   std::vector<LabelScheme> label_schemes = DefaultLabelSchemes();
+  // This node: a pod whose spec.nodeName names another node is not
+  // published (a PodList dumped from the whole cluster would otherwise make
+  // every node export every pod). A pod without nodeName is kept. "" keeps
+  // every pod.
+  std::string node_name;
 };
 
 // `file` discovery: a PodList JSON file, re-read whenever its mtime, size or
@@ -50,6 +55,8 @@ class PodFileSource : public PodSource {
   FileVersion CurrentVersion() const;
   // Reads and publishes; on failure leaves the table untouched.
   Status Load();
+  // Removes the pods spec.nodeName puts on another node; how many.
+  size_t DropPodsOfOtherNodes(PodList& pods) const;
   void Run();
   void RecordError(const std::string& message);
 
@@ -57,8 +64,9 @@ class PodFileSource : public PodSource {
   PodTable& table_;
   StopSignal stop_;
   std::thread thread_;
-  FileVersion seen_;        // owned by the thread after Start
-  LogLimiter log_limiter_;  // a file rewritten broken again and again
+  FileVersion seen_;              // owned by the thread after Start
+  LogLimiter log_limiter_;        // a file rewritten broken again and again
+  size_t skipped_elsewhere_ = 0;  // last count logged (Start, then the thread)
 
   mutable std::mutex stats_mu_;
   DiscoveryStats stats_;

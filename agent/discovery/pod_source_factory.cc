@@ -78,6 +78,7 @@ std::unique_ptr<PodSource> MakePodSource(const DiscoveryConfig& config,
       options.path = config.pod_file;
       options.poll_interval = config.rescan_interval;
       options.label_schemes = config.label_schemes;
+      options.node_name = config.node_name;
       return std::make_unique<PodFileSource>(std::move(options), table);
     }
     case DiscoveryMode::kCgroup: {

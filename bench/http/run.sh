@@ -28,7 +28,7 @@ command -v wrk >/dev/null || { echo "run.sh: wrk missing (apt-get install wrk)" 
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || ulimit -n 8192
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$agent" --listen "127.0.0.1:$port" --interval 1 --discovery file \
+"$agent" --listen "127.0.0.1:$port" --interval 1 --node-name node-a --discovery file \
   --pod-file "$host/pods.json" --host-proc "$host/proc" --host-sys "$host/sys" \
   --cgroup-root "$host/sys/fs/cgroup" --flows off --log-level warn \
   ${AGENT_ARGS:-} 2>"$out/agent.log" &

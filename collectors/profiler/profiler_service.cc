@@ -190,6 +190,16 @@ ProfileOutcome ProfilerService::RunProfile(const ProfileRequest& request,
       cancelled = true;
       break;
     }
+    if (request.abandoned && request.abandoned->load()) {
+      for (uint32_t pid : seen) symbolizer_.ForgetMaps(pid);
+      spdlog::info(
+          "[profiler] profile of {}/{} stopped after {:.1f} s of {:.1f} s: "
+          "its client went away",
+          request.namespace_name, request.pod,
+          std::chrono::duration<double>(Clock::now() - start).count(),
+          request.seconds);
+      return Failure(499, "the client closed the connection");
+    }
     if (Clock::now() >= end) break;
   }
   std::vector<RawStackCount> raws;

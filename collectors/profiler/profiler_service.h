@@ -28,6 +28,9 @@ struct ProfileRequest {
   double seconds = 10;
   ProfileKind kind = ProfileKind::kCpu;
   int hz = 99;
+  // When set and true, whoever asked is gone: the profile ends early (its
+  // BPF program detached, its slot freed) and its outcome is dropped.
+  std::shared_ptr<const std::atomic<bool>> abandoned;
 };
 
 // What a profile request ends with: 200 and a profile, or an HTTP status

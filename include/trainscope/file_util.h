@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "trainscope/status.h"
+
 namespace trainscope {
 
 // Reads a whole (small, pseudo-) file. Empty optional when it cannot be
@@ -15,5 +17,13 @@ std::optional<std::string> ReadSmallFile(const std::filesystem::path& path);
 // resolve instead of the whole path, which is what makes reading many files
 // of one cgroup cheap.
 std::optional<std::string> ReadSmallFileAt(int dir_fd, const char* name);
+
+// Reads a configuration file a person named (a web config, a key, a token):
+// it must be a regular file (a symlink to one, as in a mounted Secret, is
+// fine) of at most `max_bytes`. A directory, a FIFO, a device or a socket is
+// an error that says what the path is instead, and opening never blocks (a
+// FIFO without a writer would hang start-up). Errors start with the path.
+Status ReadConfigFile(const std::filesystem::path& path, size_t max_bytes,
+                      std::string* out);
 
 }  // namespace trainscope

@@ -98,4 +98,20 @@ std::string BcryptHash(const std::string& password) {
   return hash && hash[0] != '*' ? std::string(hash) : std::string();
 }
 
+std::string Base64(const std::string& in) {
+  static const char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < in.size(); i += 3) {
+    uint32_t n = static_cast<unsigned char>(in[i]) << 16;
+    if (i + 1 < in.size()) n |= static_cast<unsigned char>(in[i + 1]) << 8;
+    if (i + 2 < in.size()) n |= static_cast<unsigned char>(in[i + 2]);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += i + 1 < in.size() ? kAlphabet[(n >> 6) & 63] : '=';
+    out += i + 2 < in.size() ? kAlphabet[n & 63] : '=';
+  }
+  return out;
+}
+
 }  // namespace trainscope::testing

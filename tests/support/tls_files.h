@@ -23,6 +23,10 @@ bool MakeTlsFiles(const std::string& dir, TlsFiles* out, std::string* error);
 // A bcrypt ($2b$, cost 5) hash of `password`, from libcrypt.
 std::string BcryptHash(const std::string& password);
 
+// Standard base64 with padding: "user:password" for an Authorization: Basic
+// header.
+std::string Base64(const std::string& in);
+
 // Writes `text` to `path`; false on failure.
 bool WriteFile(const std::string& path, const std::string& text);
 

@@ -357,7 +357,14 @@ TEST_F(ProfilerTest, BadRequestsBusyPodsAndAResponsiveServer) {
   EXPECT_EQ(Get(port_, ProfilePath("pt-ps-0", "&seconds=abc")).status, 400);
   EXPECT_EQ(Get(port_, ProfilePath("pt-ps-0", "&seconds=21")).status, 400);
   EXPECT_EQ(Get(port_, ProfilePath("pt-ps-0", "&type=wall")).status, 400);
-  EXPECT_EQ(Get(port_, "/api/v1/profile?pod=pt-ps-0").status, 400);
+  EXPECT_EQ(Get(port_, std::string("/api/v1/profile?namespace=") + kNs).status,
+            400);
+  // Without namespace= the pod is named by UID (--discovery cgroup's pods):
+  // a name from a namespace is not found, and the answer says why.
+  Answer unnamespaced = Get(port_, "/api/v1/profile?pod=pt-ps-0");
+  EXPECT_EQ(unnamespaced.status, 404);
+  EXPECT_NE(unnamespaced.body.find("--discovery cgroup"), std::string::npos)
+      << unnamespaced.body;
 
   auto running = std::async(std::launch::async, [&] {
     return Get(port_, ProfilePath("pt-ps-0", "&seconds=4&format=folded"));

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <tuple>
 #include <vector>
+
+#include "config_flags.h"
 
 namespace trainscope {
 namespace {
@@ -115,6 +118,68 @@ TEST(ConfigTest, HostPathErrorNamesFlagAndPath) {
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("--host-proc /nonexistent/proc"), std::string::npos)
       << err;
+}
+
+// Every flag that takes a number, found from the flag table itself (a new
+// one is covered without editing this test): NaN, infinities, huge,
+// negative and empty values exit 2 with a message naming the flag, never
+// start an agent that samples every "nan" seconds.
+TEST(ConfigTest, EveryNumberFlagRefusesNonFiniteHugeNegativeAndEmpty) {
+  CLI::App app;
+  AgentConfig cfg;
+  FlagText text;
+  AddServerFlags(app, cfg);
+  AddDiscoveryFlags(app, cfg, text);
+  AddHostFlags(app, cfg, text);
+  AddFlowsFlags(app, cfg, text);
+  AddProfilerFlags(app, cfg, text);
+  AddLogFlags(app, cfg);
+  std::vector<std::string> number_flags;
+  for (const CLI::Option* opt : app.get_options()) {
+    const std::string type = opt->get_type_name();
+    if (type.find("FLOAT") != std::string::npos ||
+        type.find("INT") != std::string::npos) {
+      number_flags.push_back(opt->get_name());
+    }
+  }
+  ASSERT_GE(number_flags.size(), 12u) << "the flag table changed shape";
+  for (const std::string& flag : number_flags) {
+    for (const char* value :
+         {"nan", "NaN", "inf", "-inf", "1e308", "1e18", "-1", "", "5s"}) {
+      testing::internal::CaptureStderr();
+      testing::internal::CaptureStdout();
+      auto parsed = Parse({flag.c_str(), value});
+      const std::string err = testing::internal::GetCapturedStderr() +
+                              testing::internal::GetCapturedStdout();
+      ASSERT_TRUE(std::holds_alternative<ExitRequest>(parsed))
+          << flag << " '" << value << "' was accepted";
+      EXPECT_EQ(std::get<ExitRequest>(parsed).code, 2) << flag << " " << value;
+      EXPECT_NE(err.find(flag), std::string::npos)
+          << flag << " '" << value << "': " << err;
+      EXPECT_LT(err.size(), 400u) << "a short message, not a 300-digit number";
+    }
+  }
+}
+
+TEST(ConfigTest, IntervalAndBurstGapKeepTheirRanges) {
+  for (auto [flag, value, ok] :
+       std::vector<std::tuple<const char*, const char*, bool>>{
+           {"--interval", "1e-9", false},
+           {"--interval", "0.05", false},
+           {"--interval", "0.1", true},
+           {"--interval", "3600", true},
+           {"--interval", "1e10", false},
+           {"--step-burst-gap", "0", true},
+           {"--step-burst-gap", "1e-9", false},
+           {"--step-burst-gap", "0.02", true},
+           {"--http-timeout", "1e-9", false},
+       }) {
+    testing::internal::CaptureStderr();
+    auto parsed = Parse({flag, value});
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(std::holds_alternative<AgentConfig>(parsed), ok)
+        << flag << " " << value << ": " << err;
+  }
 }
 
 TEST(ConfigTest, HelpListsEveryFlagWithItsEnvironmentVariable) {

@@ -8,21 +8,7 @@ namespace trainscope {
 namespace {
 
 std::string Basic(const std::string& user_password) {
-  static const char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < user_password.size(); i += 3) {
-    uint32_t n = static_cast<unsigned char>(user_password[i]) << 16;
-    if (i + 1 < user_password.size())
-      n |= static_cast<unsigned char>(user_password[i + 1]) << 8;
-    if (i + 2 < user_password.size())
-      n |= static_cast<unsigned char>(user_password[i + 2]);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += i + 1 < user_password.size() ? kAlphabet[(n >> 6) & 63] : '=';
-    out += i + 2 < user_password.size() ? kAlphabet[n & 63] : '=';
-  }
-  return "Basic " + out;
+  return "Basic " + testing::Base64(user_password);
 }
 
 TEST(DecodeBase64Test, DecodesPaddedInputAndRefusesGarbage) {
@@ -76,6 +62,52 @@ TEST(HttpAuthenticatorTest, BasicUsers) {
   EXPECT_EQ(auth.Check("Basic !!!!"), V::kDenied);
   EXPECT_EQ(auth.Check("Bearer secret"), V::kDenied);
   EXPECT_EQ(auth.Challenge().rfind("Basic ", 0), 0u);
+}
+
+// crypt(3) stops at NUL: "secret\0junk" must not pass as "secret".
+TEST(HttpAuthenticatorTest, APasswordWithANulIsDenied) {
+  HttpAuthenticator auth({{"alice", testing::BcryptHash("secret")}}, {});
+  using V = HttpAuthenticator::Verdict;
+  EXPECT_EQ(auth.Check(Basic(std::string("alice:secret\0junk", 17))),
+            V::kDenied);
+  EXPECT_EQ(auth.Check(Basic(std::string("alice\0x:secret", 14))), V::kDenied);
+  EXPECT_EQ(auth.Check(Basic("alice:secret")), V::kAllowed);
+}
+
+// A flood of wrong passwords from one address gets a few bcrypt checks,
+// then 429 without one; a repeated wrong pair is answered from memory; a
+// second address has its own ration; verified pairs never wait.
+TEST(HttpAuthenticatorTest, WrongPasswordsAreRationedPerAddress) {
+  HttpAuthenticator auth(
+      {{"alice", testing::BcryptHash("secret")}}, {},
+      HttpAuthBudget::Options{.burst = 3, .refill = std::chrono::hours(1)});
+  using V = HttpAuthenticator::Verdict;
+  EXPECT_EQ(auth.Check(Basic("alice:secret"), "10.0.0.9"), V::kAllowed);
+  EXPECT_EQ(auth.Check(Basic("alice:wrong-0"), "10.0.0.1"), V::kDenied);
+  EXPECT_EQ(auth.Check(Basic("alice:wrong-1"), "10.0.0.1"), V::kDenied);
+  EXPECT_EQ(auth.Check(Basic("alice:wrong-2"), "10.0.0.1"), V::kDenied);
+  EXPECT_EQ(auth.Check(Basic("alice:wrong-3"), "10.0.0.1"), V::kThrottled);
+  EXPECT_EQ(auth.Check(Basic("alice:secret"), "10.0.0.1"), V::kAllowed)
+      << "a verified pair is remembered, whatever the address's ration";
+  EXPECT_EQ(auth.Check(Basic("alice:wrong-0"), "10.0.0.1"), V::kDenied)
+      << "a wrong pair already checked is answered from memory";
+  EXPECT_EQ(auth.Check(Basic("alice:wrong-4"), "10.0.0.2"), V::kDenied);
+}
+
+TEST(HttpAuthBudgetTest, RefillsOverTimeAndBoundsConcurrentChecks) {
+  using Clock = HttpAuthBudget::Clock;
+  HttpAuthBudget budget(HttpAuthBudget::Options{
+      .burst = 2, .refill = std::chrono::seconds(1), .max_concurrent = 1});
+  const Clock::time_point t0 = Clock::now();
+  {
+    auto first = budget.TryAcquire("a", t0);
+    ASSERT_TRUE(first);
+    EXPECT_FALSE(budget.TryAcquire("b", t0)) << "one check at a time";
+  }
+  EXPECT_TRUE(budget.TryAcquire("a", t0));
+  EXPECT_FALSE(budget.TryAcquire("a", t0)) << "burst of 2 spent";
+  EXPECT_FALSE(budget.TryAcquire("a", t0 + std::chrono::milliseconds(900)));
+  EXPECT_TRUE(budget.TryAcquire("a", t0 + std::chrono::milliseconds(1950)));
 }
 
 TEST(HttpAuthenticatorTest, BearerTokens) {

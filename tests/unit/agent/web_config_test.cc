@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 
@@ -106,6 +107,33 @@ TEST_F(WebConfigTest, LoadNamesTheFile) {
   EXPECT_TRUE(web.tls_enabled);
 }
 
+// A web config that cannot be read as a file stops the agent: naming the
+// Secret's mount directory instead of the file inside it once started the
+// agent open (TLS off, no users).
+TEST_F(WebConfigTest, ADirectoryFifoOrDanglingLinkIsRefused) {
+  const fs::path fifo = fs::path(*dir_) / "web.fifo";
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const fs::path dangling = fs::path(*dir_) / "dangling.yml";
+  fs::remove(dangling);
+  fs::create_symlink(fs::path(*dir_) / "gone.yml", dangling);
+  const fs::path big = fs::path(*dir_) / "big.yml";
+  ASSERT_TRUE(WriteFile(big, std::string(2 << 20, '#')));
+  const std::pair<std::string, std::string> cases[] = {
+      {*dir_, "is a directory, not a file (name the file inside it)"},
+      {fifo.string(), "is a FIFO, not a file"},
+      {dangling.string(), "cannot read: No such file or directory"},
+      {big.string(), "more than the 1048576"},
+      {"/dev/null", "is a device"},
+  };
+  for (const auto& [path, message] : cases) {
+    WebConfig web;
+    Status s = LoadWebConfig(path, &web);  // returns at once, even the FIFO
+    EXPECT_FALSE(s.ok()) << path;
+    EXPECT_THAT(s.message(), HasSubstr(message)) << path;
+  }
+}
+
 struct BadConfig {
   const char* name;
   std::string yaml;  // "$DIR" and "$HASH" are replaced
@@ -196,6 +224,16 @@ INSTANTIATE_TEST_SUITE_P(
                   "basic_auth_users: expected a map"},
         BadConfig{"plain_password", "basic_auth_users:\n  alice: secret\n",
                   "basic_auth_users.alice: not a bcrypt hash"},
+        BadConfig{"user_twice",
+                  "basic_auth_users:\n  alice: $HASH\n  alice: $HASH\n",
+                  "basic_auth_users.alice: listed twice"},
+        BadConfig{"cert_is_a_directory",
+                  "tls_server_config:\n  cert_file: $DIR\n  key_file: "
+                  "server.key\n",
+                  "tls_server_config.cert_file: $DIR is a directory"},
+        BadConfig{"token_file_is_a_directory",
+                  "authorization:\n  credentials_file: /\n",
+                  "authorization.credentials_file: / is a directory"},
         BadConfig{"sha_crypt",
                   "basic_auth_users:\n  alice: "
                   "\"$6$salt$IxDD3jeSOb5eB1CX5LBsqZFVkJdido3OUILO5Ifz5iwMuTS4X"

@@ -212,3 +212,42 @@ INSTANTIATE_TEST_SUITE_P(Layouts, FixturePodFileTest,
 
 }  // namespace
 }  // namespace trainscope
+
+namespace trainscope {
+namespace {
+
+// A PodList dumped from the whole cluster (kubectl get pods -A -o json) must
+// not make this node export the pods of every other node.
+TEST(PodFileSourceNodeTest, PodsOfOtherNodesAreLeftOut) {
+  namespace fs = std::filesystem;
+  std::string tmpl = (fs::temp_directory_path() / "podfile-XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const fs::path dir = tmpl;
+  std::vector<nlohmann::json> items;
+  for (const auto& [name, node] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"here-ps-0", "node-a"},
+           {"there-ps-0", "node-b"},
+           {"pending", ""}}) {
+    testing::FakePod p;
+    p.name = name;
+    p.namespace_name = "training";
+    p.node = node;
+    items.push_back(p.Build());
+  }
+  std::ofstream(dir / "pods.json") << testing::BuildPodList(items).dump();
+  PodTable table;
+  PodFileSourceOptions o;
+  o.path = dir / "pods.json";
+  o.node_name = "node-a";
+  PodFileSource source(o, table);
+  ASSERT_TRUE(source.Start().ok());
+  std::vector<std::string> names;
+  for (const auto& p : *table.Get()) names.push_back(p.name);
+  source.Stop();
+  fs::remove_all(dir);
+  EXPECT_EQ(names, (std::vector<std::string>{"here-ps-0", "pending"}));
+}
+
+}  // namespace
+}  // namespace trainscope

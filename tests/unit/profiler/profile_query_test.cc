@@ -38,8 +38,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{kPod, true, ""}, Case{With({{"seconds", "30"}}), true, ""},
         Case{With({{"seconds", "2.5"}, {"type", "offcpu"}}), true, ""},
         Case{With({{"hz", "49"}, {"format", "svg"}}), true, ""},
-        Case{{{"pod", "p"}}, false, "namespace and pod are required"},
-        Case{{{"namespace", "ns"}}, false, "namespace and pod are required"},
+        // A pod found by --discovery cgroup: no namespace, its UID as name.
+        Case{{{"pod", "0f3c-uid"}}, true, ""},
+        Case{{{"namespace", "ns"}}, false, "pod is required"},
+        Case{{}, false, "--discovery cgroup: ?pod=UID"},
         Case{With({{"seconds", "abc"}}), false, "seconds must be"},
         Case{With({{"seconds", "0"}}), false, "seconds must be"},
         Case{With({{"seconds", "61"}}), false, "--profile-max-seconds"},
