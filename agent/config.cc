@@ -188,12 +188,7 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
   CLI::App app{
       "trainscope-agent: per-node monitoring of distributed training pods.\n"
       "Every flag can also be set with the environment variable shown."};
-  AddServerFlags(app, cfg);
-  AddDiscoveryFlags(app, cfg, text);
-  AddHostFlags(app, cfg, text);
-  AddFlowsFlags(app, cfg, text);
-  AddProfilerFlags(app, cfg, text);
-  AddLogFlags(app, cfg);
+  AddAgentFlags(app, cfg, text);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

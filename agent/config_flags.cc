@@ -233,4 +233,13 @@ void AddLogFlags(CLI::App& app, AgentConfig& cfg) {
           {"trace", "debug", "info", "warn", "error", "critical", "off"}));
 }
 
+void AddAgentFlags(CLI::App& app, AgentConfig& cfg, FlagText& text) {
+  AddServerFlags(app, cfg);
+  AddDiscoveryFlags(app, cfg, text);
+  AddHostFlags(app, cfg, text);
+  AddFlowsFlags(app, cfg, text);
+  AddProfilerFlags(app, cfg, text);
+  AddLogFlags(app, cfg);
+}
+
 }  // namespace trainscope

@@ -41,5 +41,7 @@ void AddHostFlags(CLI::App& app, AgentConfig& cfg, FlagText& text);
 void AddFlowsFlags(CLI::App& app, AgentConfig& cfg, FlagText& text);
 void AddProfilerFlags(CLI::App& app, AgentConfig& cfg, FlagText& text);
 void AddLogFlags(CLI::App& app, AgentConfig& cfg);
+// Every one of the above, in --help order: the agent's whole flag table.
+void AddAgentFlags(CLI::App& app, AgentConfig& cfg, FlagText& text);
 
 }  // namespace trainscope

@@ -128,12 +128,7 @@ TEST(ConfigTest, EveryNumberFlagRefusesNonFiniteHugeNegativeAndEmpty) {
   CLI::App app;
   AgentConfig cfg;
   FlagText text;
-  AddServerFlags(app, cfg);
-  AddDiscoveryFlags(app, cfg, text);
-  AddHostFlags(app, cfg, text);
-  AddFlowsFlags(app, cfg, text);
-  AddProfilerFlags(app, cfg, text);
-  AddLogFlags(app, cfg);
+  AddAgentFlags(app, cfg, text);
   std::vector<std::string> number_flags;
   for (const CLI::Option* opt : app.get_options()) {
     const std::string type = opt->get_type_name();
