@@ -97,6 +97,10 @@ echo "[test] normal tree built after $(($(date +%s) - start)) s"
 # PyTorch; without them (offline) those tests skip, saying why.
 bash scripts/install-workloads.sh ||
   echo "[test] workloads venv not installed: the realfw scenarios will be skipped" >&2
+# The platform tests (ctest -L platform) run a real etcd and kube-apiserver,
+# built once from their Go modules into the tool cache (docs/platform.md).
+bash scripts/install-platform.sh
+echo "[test] platform tools ready after $(($(date +%s) - start)) s"
 
 if [ $# -gt 0 ]; then
   rc=0

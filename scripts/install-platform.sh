@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Builds the real platform parts the tests run (docs/platform.md): etcd and
+# kube-apiserver, pinned, from their published Go modules, into the tool
+# cache outside the work tree ($TRAINSCOPE_CACHE_DIR, default
+# /var/cache/trainscope), one folder per tool and version. A tool already
+# there is not built again, so a second run builds nothing and needs no
+# network.
+#
+#   bash scripts/install-platform.sh            # every tool
+#   bash scripts/install-platform.sh --print    # where each one is
+#
+# Each tool is built in a throwaway module that requires the tool's module
+# at its pinned version: `go install MODULE@VERSION` refuses both (their
+# go.mod files hold replace directives for their own monorepos), and
+# Kubernetes requires its staging modules at v0.0.0, so each is pinned to
+# the matching published v0.X.Y. Exit 1 with the reason when Go or the
+# module proxy is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cache=${TRAINSCOPE_CACHE_DIR:-/var/cache/trainscope}/platform
+
+# name  module  version  package
+tools=(
+  "etcd go.etcd.io/etcd/server/v3 v3.6.16 go.etcd.io/etcd/server/v3"
+  "kube-apiserver k8s.io/kubernetes v1.34.4 k8s.io/kubernetes/cmd/kube-apiserver"
+)
+
+tool_path() { echo "$cache/$1-$3/$1"; }
+
+if [ "${1:-}" = "--print" ]; then
+  for t in "${tools[@]}"; do
+    read -r name module version _ <<<"$t"
+    echo "$name $(tool_path "$name" "$module" "$version")"
+  done
+  exit 0
+fi
+
+command -v go >/dev/null || {
+  echo "[install-platform] ERROR: go is not installed (Debian: golang-go)" >&2
+  exit 1
+}
+
+# Kubernetes' go.mod replaces each k8s.io/X it publishes from staging/
+# with a local path; outside its repository they are the published
+# k8s.io/X v0.MINOR.PATCH of the same release.
+pin_staging_modules() {
+  local module=$1 version=$2 gomod
+  gomod=$(go mod download -json "$module@$version" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["GoMod"])')
+  go mod edit -json "$gomod" | python3 -c '
+import json, sys
+staging = "v0." + sys.argv[1].split(".", 1)[1]
+for r in json.load(sys.stdin).get("Replace") or []:
+    old, new = r["Old"]["Path"], r["New"]["Path"]
+    if new.startswith("./staging/"):
+        print(f"-replace={old}={old}@{staging}")
+' "$version" | xargs -r go mod edit
+}
+
+# The version the binary reports (kubectl and clients read the server's):
+# Kubernetes stamps it at link time, as its own build does.
+version_ldflags() {
+  local module=$1 version=$2 minor
+  [ "$module" = k8s.io/kubernetes ] || return 0
+  minor=$(echo "$version" | cut -d. -f2)
+  echo "-X k8s.io/component-base/version.gitVersion=$version" \
+    "-X k8s.io/component-base/version.gitMajor=1" \
+    "-X k8s.io/component-base/version.gitMinor=$minor" \
+    "-X k8s.io/component-base/version.gitTreeState=clean"
+}
+
+build_tool() {
+  local name=$1 module=$2 version=$3 package=$4
+  local out dir work start
+  out=$(tool_path "$name" "$module" "$version")
+  if [ -x "$out" ]; then
+    return 0
+  fi
+  dir=$(dirname "$out")
+  work=$(mktemp -d /tmp/trainscope-build-"$name".XXXXXX)
+  start=$(date +%s)
+  echo "[install-platform] building $name $version from $module"
+  (
+    cd "$work"
+    go mod init "trainscope.local/build-$name" >/dev/null 2>&1
+    go mod edit -require="$module@$version"
+    if [ "$module" = k8s.io/kubernetes ]; then
+      pin_staging_modules "$module" "$version"
+    fi
+    GOFLAGS=-mod=mod go build -trimpath -ldflags "$(version_ldflags "$module" "$version")" \
+      -o "$work/$name" "$package"
+  ) || {
+    rm -rf "$work"
+    echo "[install-platform] ERROR: building $name $version failed (module proxy unreachable?)" >&2
+    return 1
+  }
+  mkdir -p "$dir"
+  mv "$work/$name" "$out.tmp.$$"
+  mv "$out.tmp.$$" "$out"
+  rm -rf "$work"
+  echo "[install-platform] $name $version built in $(($(date +%s) - start)) s: $out ($(du -h "$out" | cut -f1))"
+}
+
+for t in "${tools[@]}"; do
+  # shellcheck disable=SC2086
+  build_tool $t
+done
