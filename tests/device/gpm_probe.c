@@ -1,5 +1,6 @@
 /*
- * gpm_probe: what NVML's GPM interface (Hopper and newer) gives on this machine.
+ * gpm_probe: what NVML's GPM interface (Hopper and newer) gives on this
+ * machine.
  *
  * Groundwork for issue 38 (GPM collector, fake NVML with GPM). Not part of the
  * agent and not built by CMake: compile it on the build machine with
@@ -111,7 +112,8 @@ static struct {
   nvmlReturn_t (*DeviceGetHandleByIndex)(unsigned int, nvmlDevice_t *);
   nvmlReturn_t (*DeviceGetName)(nvmlDevice_t, char *, unsigned int);
   nvmlReturn_t (*DeviceGetUtilizationRates)(nvmlDevice_t, nvmlUtilization_t *);
-  nvmlReturn_t (*DeviceGetMigMode)(nvmlDevice_t, unsigned int *, unsigned int *);
+  nvmlReturn_t (*DeviceGetMigMode)(nvmlDevice_t, unsigned int *,
+                                   unsigned int *);
   nvmlReturn_t (*GpmQueryDeviceSupport)(nvmlDevice_t, nvmlGpmSupport_t *);
   nvmlReturn_t (*GpmSampleAlloc)(nvmlGpmSample_t *);
   nvmlReturn_t (*GpmSampleFree)(nvmlGpmSample_t);
@@ -152,26 +154,30 @@ static double now_s(void) {
 
 static void print_util(unsigned int i, nvmlDevice_t dev, const char *when) {
   if (!nv.DeviceGetUtilizationRates) {
-    printf("[%s] gpu %u util(%s): nvmlDeviceGetUtilizationRates missing\n", label, i, when);
+    printf("[%s] gpu %u util(%s): nvmlDeviceGetUtilizationRates missing\n",
+           label, i, when);
     return;
   }
   nvmlUtilization_t u = {0, 0};
   nvmlReturn_t r = nv.DeviceGetUtilizationRates(dev, &u);
   if (r == NVML_SUCCESS)
-    printf("[%s] gpu %u util(%s): gpu=%u%% memory=%u%%\n", label, i, when, u.gpu, u.memory);
+    printf("[%s] gpu %u util(%s): gpu=%u%% memory=%u%%\n", label, i, when,
+           u.gpu, u.memory);
   else
     printf("[%s] gpu %u util(%s): ret=%d (%s)\n", label, i, when, r, err(r));
 }
 
-static void print_metric(unsigned int i, const nvmlGpmMetric_t *m, const char *name) {
+static void print_metric(unsigned int i, const nvmlGpmMetric_t *m,
+                         const char *name) {
   const char *sn = m->metricInfo.shortName ? m->metricInfo.shortName : "-";
   const char *un = m->metricInfo.unit ? m->metricInfo.unit : "-";
   if (m->nvmlReturn == NVML_SUCCESS)
-    printf("[%s] gpu %u gpm id=%u %s short=%s unit=%s ret=0 (%s) value=%.3f\n", label, i,
-           m->metricId, name, sn, un, err(m->nvmlReturn), m->value);
+    printf("[%s] gpu %u gpm id=%u %s short=%s unit=%s ret=0 (%s) value=%.3f\n",
+           label, i, m->metricId, name, sn, un, err(m->nvmlReturn), m->value);
   else
-    printf("[%s] gpu %u gpm id=%u %s short=%s unit=%s ret=%d (%s) value=-\n", label, i,
-           m->metricId, name, sn, un, m->nvmlReturn, err(m->nvmlReturn));
+    printf("[%s] gpu %u gpm id=%u %s short=%s unit=%s ret=%d (%s) value=-\n",
+           label, i, m->metricId, name, sn, un, m->nvmlReturn,
+           err(m->nvmlReturn));
 }
 
 static void probe_gpm(unsigned int i, nvmlDevice_t dev, long interval_ms) {
@@ -180,22 +186,27 @@ static void probe_gpm(unsigned int i, nvmlDevice_t dev, long interval_ms) {
   sup.version = NVML_GPM_SUPPORT_VERSION;
   nvmlReturn_t r = nv.GpmQueryDeviceSupport(dev, &sup);
   if (r != NVML_SUCCESS) {
-    printf("[%s] gpu %u gpm support: query failed ret=%d (%s)\n", label, i, r, err(r));
+    printf("[%s] gpu %u gpm support: query failed ret=%d (%s)\n", label, i, r,
+           err(r));
     return;
   }
-  printf("[%s] gpu %u gpm support: isSupportedDevice=%u\n", label, i, sup.isSupportedDevice);
+  printf("[%s] gpu %u gpm support: isSupportedDevice=%u\n", label, i,
+         sup.isSupportedDevice);
   if (!sup.isSupportedDevice) {
-    printf("[%s] gpu %u gpm: NOT SUPPORTED on this device, no metrics\n", label, i);
+    printf("[%s] gpu %u gpm: NOT SUPPORTED on this device, no metrics\n", label,
+           i);
     return;
   }
 
   nvmlGpmSample_t s1 = NULL, s2 = NULL;
   if ((r = nv.GpmSampleAlloc(&s1)) != NVML_SUCCESS) {
-    printf("[%s] gpu %u nvmlGpmSampleAlloc(1): ret=%d (%s)\n", label, i, r, err(r));
+    printf("[%s] gpu %u nvmlGpmSampleAlloc(1): ret=%d (%s)\n", label, i, r,
+           err(r));
     return;
   }
   if ((r = nv.GpmSampleAlloc(&s2)) != NVML_SUCCESS) {
-    printf("[%s] gpu %u nvmlGpmSampleAlloc(2): ret=%d (%s)\n", label, i, r, err(r));
+    printf("[%s] gpu %u nvmlGpmSampleAlloc(2): ret=%d (%s)\n", label, i, r,
+           err(r));
     nv.GpmSampleFree(s1);
     return;
   }
@@ -203,15 +214,17 @@ static void probe_gpm(unsigned int i, nvmlDevice_t dev, long interval_ms) {
   double t0 = now_s();
   r = nv.GpmSampleGet(dev, s1);
   double t1 = now_s();
-  printf("[%s] gpu %u nvmlGpmSampleGet(1): ret=%d (%s) took %.3f ms\n", label, i, r, err(r),
-         (t1 - t0) * 1e3);
+  printf("[%s] gpu %u nvmlGpmSampleGet(1): ret=%d (%s) took %.3f ms\n", label,
+         i, r, err(r), (t1 - t0) * 1e3);
   if (r == NVML_SUCCESS) {
     sleep_ms(interval_ms);
     double t2 = now_s();
     r = nv.GpmSampleGet(dev, s2);
     double t3 = now_s();
-    printf("[%s] gpu %u nvmlGpmSampleGet(2): ret=%d (%s) took %.3f ms, %.3f s after sample 1\n",
-           label, i, r, err(r), (t3 - t2) * 1e3, t3 - t0);
+    printf(
+        "[%s] gpu %u nvmlGpmSampleGet(2): ret=%d (%s) took %.3f ms, %.3f s "
+        "after sample 1\n",
+        label, i, r, err(r), (t3 - t2) * 1e3, t3 - t0);
     print_util(i, dev, "end of GPM window");
   }
   if (r == NVML_SUCCESS) {
@@ -225,16 +238,20 @@ static void probe_gpm(unsigned int i, nvmlDevice_t dev, long interval_ms) {
     mg->numMetrics = NUM_METRICS;
     mg->sample1 = s1;
     mg->sample2 = s2;
-    for (unsigned int k = 0; k < NUM_METRICS; ++k) mg->metrics[k].metricId = kMetrics[k].id;
+    for (unsigned int k = 0; k < NUM_METRICS; ++k)
+      mg->metrics[k].metricId = kMetrics[k].id;
     double t4 = now_s();
     r = nv.GpmMetricsGet(mg);
     double t5 = now_s();
-    printf("[%s] gpu %u nvmlGpmMetricsGet(%u metrics): ret=%d (%s) took %.3f ms\n", label, i,
-           (unsigned)NUM_METRICS, r, err(r), (t5 - t4) * 1e3);
+    printf(
+        "[%s] gpu %u nvmlGpmMetricsGet(%u metrics): ret=%d (%s) took %.3f ms\n",
+        label, i, (unsigned)NUM_METRICS, r, err(r), (t5 - t4) * 1e3);
     if (r == NVML_SUCCESS) {
-      for (unsigned int k = 0; k < NUM_METRICS; ++k) print_metric(i, &mg->metrics[k], kMetrics[k].name);
+      for (unsigned int k = 0; k < NUM_METRICS; ++k)
+        print_metric(i, &mg->metrics[k], kMetrics[k].name);
     } else {
-      /* The batch failed: ask one metric at a time to see which one NVML refuses. */
+      /* The batch failed: ask one metric at a time to see which one NVML
+       * refuses. */
       for (unsigned int k = 0; k < NUM_METRICS; ++k) {
         memset(mg, 0, sizeof *mg);
         mg->version = NVML_GPM_METRICS_GET_VERSION;
@@ -246,17 +263,19 @@ static void probe_gpm(unsigned int i, nvmlDevice_t dev, long interval_ms) {
         if (r1 == NVML_SUCCESS)
           print_metric(i, &mg->metrics[0], kMetrics[k].name);
         else
-          printf("[%s] gpu %u gpm id=%u %s alone: call ret=%d (%s)\n", label, i, kMetrics[k].id,
-                 kMetrics[k].name, r1, err(r1));
+          printf("[%s] gpu %u gpm id=%u %s alone: call ret=%d (%s)\n", label, i,
+                 kMetrics[k].id, kMetrics[k].name, r1, err(r1));
       }
     }
     free(mg);
   }
 out:
   if ((r = nv.GpmSampleFree(s1)) != NVML_SUCCESS)
-    printf("[%s] gpu %u nvmlGpmSampleFree(1): ret=%d (%s)\n", label, i, r, err(r));
+    printf("[%s] gpu %u nvmlGpmSampleFree(1): ret=%d (%s)\n", label, i, r,
+           err(r));
   if ((r = nv.GpmSampleFree(s2)) != NVML_SUCCESS)
-    printf("[%s] gpu %u nvmlGpmSampleFree(2): ret=%d (%s)\n", label, i, r, err(r));
+    printf("[%s] gpu %u nvmlGpmSampleFree(2): ret=%d (%s)\n", label, i, r,
+           err(r));
 }
 
 int main(int argc, char **argv) {
@@ -267,8 +286,10 @@ int main(int argc, char **argv) {
     if (interval_ms < 1 || interval_ms > 60000) interval_ms = 1000;
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
-  printf("[%s] gpm_probe: interval %ld ms, sizeof(nvmlGpmMetric_t)=%zu, sizeof(nvmlGpmMetricsGet_t)=%zu\n",
-         label, interval_ms, sizeof(nvmlGpmMetric_t), sizeof(nvmlGpmMetricsGet_t));
+  printf(
+      "[%s] gpm_probe: interval %ld ms, sizeof(nvmlGpmMetric_t)=%zu, "
+      "sizeof(nvmlGpmMetricsGet_t)=%zu\n",
+      label, interval_ms, sizeof(nvmlGpmMetric_t), sizeof(nvmlGpmMetricsGet_t));
 
   void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
@@ -281,11 +302,14 @@ int main(int argc, char **argv) {
   nv.Shutdown = sym(lib, "nvmlShutdown", &missing);
   nv.SystemGetDriverVersion = sym(lib, "nvmlSystemGetDriverVersion", &missing);
   nv.DeviceGetCount = sym(lib, "nvmlDeviceGetCount_v2", &missing);
-  nv.DeviceGetHandleByIndex = sym(lib, "nvmlDeviceGetHandleByIndex_v2", &missing);
+  nv.DeviceGetHandleByIndex =
+      sym(lib, "nvmlDeviceGetHandleByIndex_v2", &missing);
   nv.DeviceGetName = sym(lib, "nvmlDeviceGetName", &missing);
-  nv.DeviceGetUtilizationRates = sym(lib, "nvmlDeviceGetUtilizationRates", &missing);
+  nv.DeviceGetUtilizationRates =
+      sym(lib, "nvmlDeviceGetUtilizationRates", &missing);
   nv.DeviceGetMigMode = sym(lib, "nvmlDeviceGetMigMode", &missing);
-  nv.GpmQueryDeviceSupport = sym(lib, "nvmlGpmQueryDeviceSupport", &gpm_missing);
+  nv.GpmQueryDeviceSupport =
+      sym(lib, "nvmlGpmQueryDeviceSupport", &gpm_missing);
   nv.GpmSampleAlloc = sym(lib, "nvmlGpmSampleAlloc", &gpm_missing);
   nv.GpmSampleFree = sym(lib, "nvmlGpmSampleFree", &gpm_missing);
   nv.GpmSampleGet = sym(lib, "nvmlGpmSampleGet", &gpm_missing);
@@ -306,7 +330,8 @@ int main(int argc, char **argv) {
     if (r == NVML_SUCCESS)
       printf("[%s] driver %s\n", label, ver);
     else
-      printf("[%s] nvmlSystemGetDriverVersion: ret=%d (%s)\n", label, r, err(r));
+      printf("[%s] nvmlSystemGetDriverVersion: ret=%d (%s)\n", label, r,
+             err(r));
   }
   unsigned int count = 0;
   r = nv.DeviceGetCount(&count);
@@ -335,23 +360,27 @@ int main(int argc, char **argv) {
       unsigned int cur = 0, pend = 0;
       r = nv.DeviceGetMigMode(dev, &cur, &pend);
       if (r == NVML_SUCCESS)
-        printf("[%s] gpu %u mig mode current=%u pending=%u\n", label, i, cur, pend);
+        printf("[%s] gpu %u mig mode current=%u pending=%u\n", label, i, cur,
+               pend);
       else
         printf("[%s] gpu %u mig mode: ret=%d (%s)\n", label, i, r, err(r));
     }
     print_util(i, dev, "before GPM window");
     if (gpm_missing)
-      printf("[%s] gpu %u gpm: %d GPM function(s) missing from this libnvidia-ml, GPM unavailable\n",
-             label, i, gpm_missing);
+      printf(
+          "[%s] gpu %u gpm: %d GPM function(s) missing from this libnvidia-ml, "
+          "GPM unavailable\n",
+          label, i, gpm_missing);
     else
       probe_gpm(i, dev, interval_ms);
   }
 
   if (nv.Shutdown) {
     r = nv.Shutdown();
-    if (r != NVML_SUCCESS) printf("[%s] nvmlShutdown: ret=%d (%s)\n", label, r, err(r));
+    if (r != NVML_SUCCESS)
+      printf("[%s] nvmlShutdown: ret=%d (%s)\n", label, r, err(r));
   }
-  printf("[%s] done (%d core symbol(s) missing, %d GPM symbol(s) missing)\n", label, missing,
-         gpm_missing);
+  printf("[%s] done (%d core symbol(s) missing, %d GPM symbol(s) missing)\n",
+         label, missing, gpm_missing);
   return 0;
 }
