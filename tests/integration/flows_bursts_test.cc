@@ -76,6 +76,9 @@ for t in threads:
     t.join()
 )";
 
+// Retransmitted segments a step may carry on a loaded machine.
+constexpr uint64_t kRetransmittedSegmentsAtMost = 4;
+
 struct Joined {
   size_t pieces = 0;
   std::deque<BurstPoint> train;
@@ -99,8 +102,13 @@ void ExpectOneBurstAStep(const Joined& joined, const char* side) {
   ASSERT_EQ(joined.train.size(), static_cast<size_t>(kSteps));
   for (size_t i = 0; i < joined.train.size(); ++i) {
     const BurstPoint& b = joined.train[i];
-    EXPECT_EQ(b.bytes,
-              static_cast<uint64_t>(kConnections) * kBytesPerConnection)
+    // Every byte once, plus any segment TCP sent twice: a retransmission
+    // crosses the hook again (the receiver counted 601,448 of 600,000 once,
+    // one 1,448-byte segment, under the sanitizer build on two busy cores).
+    const uint64_t sent =
+        static_cast<uint64_t>(kConnections) * kBytesPerConnection;
+    EXPECT_GE(b.bytes, sent) << "step " << i;
+    EXPECT_LE(b.bytes, sent + kRetransmittedSegmentsAtMost * 1448)
         << "step " << i;
     if (i > 0) {
       EXPECT_NEAR(b.start_s - joined.train[i - 1].start_s, kPeriodS, 0.15)
