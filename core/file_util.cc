@@ -6,26 +6,31 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include "trainscope/unique_fd.h"
 
 namespace trainscope {
 namespace {
 
-std::optional<std::string> ReadAll(const UniqueFd& fd) {
+// Reads to EOF, or stops once more than `max_bytes` are in (a /proc file
+// reports size 0, and some, pagemap, would be read for gigabytes).
+std::optional<std::string> ReadAll(
+    const UniqueFd& fd, size_t max_bytes = std::numeric_limits<size_t>::max()) {
   if (!fd.valid()) return std::nullopt;
   std::string out;
   char buf[8192];
-  for (;;) {
+  while (out.size() <= max_bytes) {
     const ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n > 0) {
       out.append(buf, static_cast<size_t>(n));
     } else if (n == 0) {
-      return out;
+      break;
     } else if (errno != EINTR) {
       return std::nullopt;
     }
   }
+  return out;
 }
 
 // What a path that is not a regular file is, for the error.
@@ -61,24 +66,15 @@ Status ReadConfigFile(const std::filesystem::path& path, size_t max_bytes,
                          " bytes, more than the " + std::to_string(max_bytes) +
                          " a configuration file may have");
   }
-  // Read at most one byte past the cap: a /proc file reports size 0 and
-  // some (pagemap) would otherwise be read for gigabytes.
-  std::string text;
-  char buf[8192];
-  while (text.size() <= max_bytes) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n == 0) break;
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      return Status::Error(name + ": cannot read: " + std::strerror(errno));
-    }
-    text.append(buf, static_cast<size_t>(n));
+  auto text = ReadAll(fd, max_bytes);
+  if (!text) {
+    return Status::Error(name + ": cannot read: " + std::strerror(errno));
   }
-  if (text.size() > max_bytes) {
+  if (text->size() > max_bytes) {
     return Status::Error(name + ": more than " + std::to_string(max_bytes) +
                          " bytes");
   }
-  *out = std::move(text);
+  *out = std::move(*text);
   return Status::Ok();
 }
 

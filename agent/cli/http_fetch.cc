@@ -1,6 +1,5 @@
 #include "cli/http_fetch.h"
 
-#include <fmt/format.h>
 #include <httplib.h>
 
 #include <atomic>
@@ -14,6 +13,7 @@
 #include <thread>
 
 #include "cli/connect_error.h"
+#include "trainscope/flag_checks.h"
 #include "trainscope/strict_number.h"
 
 namespace trainscope::cli {
@@ -53,8 +53,6 @@ class Watchdog {
   bool cancelled_ = false;
   std::thread thread_;  // last: starts once the members above exist
 };
-
-std::string Seconds(double s) { return fmt::format("{:g}", s); }
 
 // httplib's per-operation timeouts, never longer than the whole budget.
 void SetSocketTimeouts(httplib::ClientImpl& client, double budget_seconds) {
@@ -130,8 +128,8 @@ Status FetchWithinLimits(const HttpTarget& target, const std::string& path,
       start + std::chrono::duration_cast<Clock::duration>(
                   std::chrono::duration<double>(limits.timeout_seconds));
   const std::string timed_out =
-      "timed out after " + Seconds(limits.timeout_seconds) + " s (--timeout " +
-      Seconds(limits.timeout_seconds) + ")";
+      "timed out after " + NumberText(limits.timeout_seconds) +
+      " s (--timeout " + NumberText(limits.timeout_seconds) + ")";
   const std::string too_large_text = "the answer is larger than " +
                                      std::to_string(limits.max_response_bytes) +
                                      " bytes (--max-response-bytes)";
