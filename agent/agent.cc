@@ -11,6 +11,7 @@
 #include "discovery/pod_source_factory.h"
 #include "exporter/diagnosis_families.h"
 #include "exporter/discovery_families.h"
+#include "exporter/headroom_families.h"
 #include "exporter/http_families.h"
 #include "exporter/ps_share_families.h"
 #include "profile_endpoint.h"
@@ -139,6 +140,7 @@ void Agent::MakeSampler() {
 std::vector<FamilySection> Agent::ExportSections() {
   std::vector<FamilySection> sections = CollectorSections();
   sections.push_back(PsShareSection(*diagnosis_));
+  sections.push_back(HeadroomSection(*diagnosis_));
   sections.push_back(
       [this](const ExportContext&, std::vector<prometheus::MetricFamily>& out) {
         std::optional<DiscoveryStats> stats;
@@ -222,6 +224,7 @@ nlohmann::json Agent::ReportJson() const {
   nlohmann::json diagnoses = nlohmann::json::array();
   std::vector<JobPsShares> shares;
   std::vector<diagnosis::JobSpeed> speeds;
+  std::vector<diagnosis::JobHeadroom> headroom;
   if (diagnosis_) {
     for (const auto& d : diagnosis_->Active()) {
       diagnoses.push_back(diagnosis::DiagnosisJson(d));
@@ -229,11 +232,13 @@ nlohmann::json Agent::ReportJson() const {
     }
     shares = PsSharesOf(diagnosis_->Jobs());
     speeds = diagnosis_->Speeds();
+    headroom = diagnosis_->Headroom();
   }
   nlohmann::json report = ReportView(config_.node_name, *pods_.Get(), diagnoses,
                                      std::chrono::system_clock::now());
   SetPsTrafficShares(report, shares);
   SetJobSpeeds(report, speeds);
+  SetJobHeadroom(report, headroom);
   AddPodNodes(report, *peer_pods_.Get());
   return report;
 }

@@ -170,6 +170,14 @@ void SetJobSpeeds(nlohmann::json& report,
   }
 }
 
+void SetJobHeadroom(nlohmann::json& report,
+                    const std::vector<diagnosis::JobHeadroom>& headroom) {
+  for (const auto& h : headroom) {
+    JobEntry(report, h.namespace_name, h.training_job)["headroom"] =
+        diagnosis::HeadroomJson(h);
+  }
+}
+
 void SetPsTrafficShares(nlohmann::json& report,
                         const std::vector<JobPsShares>& jobs) {
   for (const auto& job : jobs) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnosis/headroom.h"
 #include "diagnosis/ps_share.h"
 #include "diagnosis/training_speed.h"
 #include "trainscope/pod.h"
@@ -57,6 +58,12 @@ void SetPsTrafficShares(nlohmann::json& report,
 // the report does not list yet is added.
 void SetJobSpeeds(nlohmann::json& report,
                   const std::vector<diagnosis::JobSpeed>& speeds);
+
+// Fills jobs[].headroom, the scaling forecast of each PS job
+// (diagnosis::HeadroomJson). A job that the report does not list yet is
+// added.
+void SetJobHeadroom(nlohmann::json& report,
+                    const std::vector<diagnosis::JobHeadroom>& headroom);
 
 // Fills jobs[].pod_nodes for pods of the report's jobs that are not local
 // (remote PS) from pods known elsewhere (peer discovery); never overrides.

@@ -13,6 +13,7 @@
 #include "cli/server_text.h"
 #include "diagnosis/analysis.h"
 #include "diagnosis/detectors.h"
+#include "diagnosis/fold_causes.h"
 
 namespace trainscope::cli {
 namespace {
@@ -341,6 +342,7 @@ Status EvaluateBatch(const HttpTarget& target, const ClusterViewQuery& q,
     });
     replay.jobs.clear();
     replay.speeds.clear();
+    replay.headroom.clear();
   }
   std::move(replay.active.begin(), replay.active.end(),
             std::back_inserter(out->diagnoses));
@@ -348,6 +350,8 @@ Status EvaluateBatch(const HttpTarget& target, const ClusterViewQuery& q,
             std::back_inserter(out->jobs));
   std::move(replay.speeds.begin(), replay.speeds.end(),
             std::back_inserter(out->speeds));
+  std::move(replay.headroom.begin(), replay.headroom.end(),
+            std::back_inserter(out->headroom));
   // A triaged report lists every job from the roster already.
   if (!out->triage.used) {
     for (auto& pod : PodsOfWindow(window)) {
@@ -385,7 +389,9 @@ Status EvaluateCluster(const HttpTarget& target, const ClusterViewQuery& query,
   const diagnosis::DiagnosisSettings settings;
   out->diagnoses = diagnosis::MergeNodeLinkDiagnoses(std::move(out->diagnoses),
                                                      settings.network);
-  diagnosis::SortByExpectedGain(out->diagnoses);
+  // Last, over every batch: a partial job's stragglers are gone by now, so
+  // no cause is folded into an entry that is not shown.
+  out->diagnoses = diagnosis::FoldSamePodCauses(std::move(out->diagnoses));
   return Status::Ok();
 }
 

@@ -13,6 +13,7 @@
 #include "cli/report_prometheus.h"
 #include "cli/report_triage.h"
 #include "diagnosis/diagnosis.h"
+#include "diagnosis/headroom.h"
 #include "diagnosis/ps_share.h"
 #include "diagnosis/training_speed.h"
 #include "trainscope/pod.h"
@@ -49,8 +50,9 @@ struct ClusterEvaluation {
   // Active at the end of the range, node-link findings merged across
   // batches, in the report order (SortByExpectedGain).
   std::vector<diagnosis::Diagnosis> diagnoses;
-  std::vector<diagnosis::JobTraffic> jobs;  // of the last evaluation
-  std::vector<diagnosis::JobSpeed> speeds;  // of the last evaluation
+  std::vector<diagnosis::JobTraffic> jobs;       // of the last evaluation
+  std::vector<diagnosis::JobSpeed> speeds;       // of the last evaluation
+  std::vector<diagnosis::JobHeadroom> headroom;  // of the last evaluation
   PodList pods;  // training pods (the report's job list)
   size_t pods_seen = 0;
   std::vector<MissingNode> missing;

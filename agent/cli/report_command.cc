@@ -235,6 +235,7 @@ int PrometheusReport(const ReportFlags& flags) {
   nlohmann::json report = ReportView("cluster", eval.pods, diagnoses, now);
   SetPsTrafficShares(report, PsSharesOf(eval.jobs));
   SetJobSpeeds(report, eval.speeds);
+  SetJobHeadroom(report, eval.headroom);
   report["missing_nodes"] = MissingNodesJson(eval.missing, end);
   report["source"] = {{"prometheus", flags.prometheus},
                       {"range_seconds", flags.range_seconds},

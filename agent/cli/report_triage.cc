@@ -210,7 +210,7 @@ class Judge {
     diagnosis::JobTraffic t;
     t.namespace_name = key.first;
     t.training_job = key.second;
-    t.perspective = "workers";
+    t.perspective = diagnosis::kFromWorkers;
     t.total_bytes_per_second = total;
     const auto& known = ps_of_job_[key];
     t.ps.assign(known.begin(), known.end());

@@ -29,13 +29,14 @@ Evaluation EvaluateAt(const Window& history,
         ComputeStats(history, last(settings.window_samples));
     ev.jobs = ComputeJobTraffic(recent);
     ev.speeds = ComputeJobSpeeds(recent);
+    ev.headroom = ComputeHeadroom(recent, ev.jobs, ev.speeds);
     const std::vector<JobTraffic> sustained = ComputeJobTraffic(ComputeStats(
         history, last(std::max(settings.window_samples,
                                settings.straggler.window_samples))));
     DetectorInput in{recent, LazyStats([&history, baseline] {
                        return ComputeStats(history, baseline);
                      }),
-                     ev.jobs, sustained};
+                     ev.jobs, sustained, &ev.headroom};
     ev.findings = RunDetectors(in, settings);
   } catch (const std::exception& e) {
     spdlog::error("[diagnosis] evaluation over {} pods failed: {}",
@@ -63,6 +64,7 @@ ReplayResult Replay(const Window& range, const DiagnosisSettings& settings,
     engine.Update(ev.findings, TimeOf(now));
     result.jobs = std::move(ev.jobs);
     result.speeds = std::move(ev.speeds);
+    result.headroom = std::move(ev.headroom);
     ++result.evaluations;
   }
   result.active = engine.Active();

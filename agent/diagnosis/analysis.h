@@ -5,14 +5,16 @@
 
 #include "diagnosis/detectors.h"
 #include "diagnosis/engine.h"
+#include "diagnosis/headroom.h"
 #include "diagnosis/training_speed.h"
 
 namespace trainscope::diagnosis {
 
 struct Evaluation {
   std::vector<Finding> findings;
-  std::vector<JobTraffic> jobs;  // PS traffic of the evaluation window
-  std::vector<JobSpeed> speeds;  // step rates of the evaluation window
+  std::vector<JobTraffic> jobs;       // PS traffic of the evaluation window
+  std::vector<JobSpeed> speeds;       // step rates of the evaluation window
+  std::vector<JobHeadroom> headroom;  // scaling forecast of the window
 };
 
 // One evaluation: the detectors over the last `window_samples` instants of
@@ -28,8 +30,9 @@ Evaluation EvaluateAt(const Window& history,
 
 struct ReplayResult {
   std::vector<Diagnosis> active;
-  std::vector<JobTraffic> jobs;  // of the last evaluation
-  std::vector<JobSpeed> speeds;  // of the last evaluation
+  std::vector<JobTraffic> jobs;       // of the last evaluation
+  std::vector<JobSpeed> speeds;       // of the last evaluation
+  std::vector<JobHeadroom> headroom;  // of the last evaluation
   size_t evaluations = 0;
 };
 

@@ -28,11 +28,11 @@ namespace {
 constexpr DetectorEntry kDetectors[] = {
     {kHotParameterServer, DetectorScope::kWholeJob,
      [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
-       DetectHotParameterServer(in, s.hot_ps, out);
+       DetectHotParameterServer(in, s.hot_ps, s.headroom, out);
      }},
     {kPsCpuSaturated, DetectorScope::kPodOrNode,
      [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
-       DetectPsCpuSaturated(in, s.ps_cpu, out);
+       DetectPsCpuSaturated(in, s.ps_cpu, s.headroom, out);
      }},
     {kStragglerWorker, DetectorScope::kWholeJob,
      [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {

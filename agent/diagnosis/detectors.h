@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "diagnosis/diagnosis.h"
+#include "diagnosis/headroom.h"
 #include "diagnosis/ps_share.h"
 #include "diagnosis/settings.h"
 #include "diagnosis/window.h"
@@ -45,12 +46,17 @@ struct DetectorInput {
   // PS traffic over the straggler window (StragglerSettings::window_samples,
   // never shorter than `recent`).
   const std::vector<JobTraffic>& sustained_jobs;
+  // The scaling forecast of `recent` (null: not computed, as in tests that
+  // do not need it).
+  const std::vector<JobHeadroom>* headroom = nullptr;
 };
 
 // One file per detector; each appends findings for its kind.
 void DetectHotParameterServer(const DetectorInput& in, const HotPsSettings& s,
+                              const HeadroomSettings& headroom,
                               std::vector<Finding>& out);
 void DetectPsCpuSaturated(const DetectorInput& in, const PsCpuSettings& s,
+                          const HeadroomSettings& headroom,
                           std::vector<Finding>& out);
 void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
                            const DiagnosisSettings& all,

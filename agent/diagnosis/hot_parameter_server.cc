@@ -64,12 +64,14 @@ void SetHotPsImpact(const DetectorInput& in, const PodMeta& meta,
                     const std::string& key, double share, double fair,
                     Diagnosis& d) {
   const double removable = share > 0 ? std::max(0.0, 1 - fair / share) : 0;
-  if (auto busy = WorkerExchangeShare(in.recent, meta, key)) {
-    d.evidence["worker_exchange_share"] = Round4(*busy);
-    SetImpact(d, *busy * removable, "worker_exchange_share");
+  auto pod = in.recent.pods.find(key);
+  const std::optional<double> link_busy =
+      pod != in.recent.pods.end() ? PsLinkBusyRatio(pod->second) : std::nullopt;
+  if (auto wait = WorkerWaitShare(in.recent, meta, key, link_busy)) {
+    const std::string model = NoteWorkerWait(*wait, d.evidence);
+    SetImpact(d, wait->share * removable, model);
     return;
   }
-  auto pod = in.recent.pods.find(key);
   if (pod != in.recent.pods.end()) {
     if (auto busy = PsBusyRatio(pod->second)) {
       d.evidence["ps_busy_ratio"] = Round4(*busy);
@@ -160,7 +162,8 @@ nlohmann::json PerPsEvidence(const DetectorInput& in, const JobTraffic& job) {
 }
 
 Finding HotPsFinding(const DetectorInput& in, const JobTraffic& job,
-                     const std::string& key, const Verdict& verdict) {
+                     const std::string& key, const Verdict& verdict,
+                     const HeadroomSettings& headroom) {
   const size_t n = job.ps_traffic.size();
   const double fair = 1.0 / static_cast<double>(n);
   const PsTraffic* hot = nullptr;
@@ -199,6 +202,7 @@ Finding HotPsFinding(const DetectorInput& in, const JobTraffic& job,
         meta.pod, share * 100, job.training_job, n, fair * 100);
   }
   SetHotPsImpact(in, meta, key, share, fair, f.diagnosis);
+  NoteHeadroom(in.headroom, headroom, f.diagnosis);
   f.diagnosis.recommendations = PartitionRecommendations(
       meta.pod, n,
       JobFramework(in.recent, job.namespace_name, job.training_job));
@@ -208,6 +212,7 @@ Finding HotPsFinding(const DetectorInput& in, const JobTraffic& job,
 }  // namespace
 
 void DetectHotParameterServer(const DetectorInput& in, const HotPsSettings& s,
+                              const HeadroomSettings& headroom,
                               std::vector<Finding>& out) {
   for (const auto& job : in.jobs) {
     if (job.ps_traffic.size() < 2) continue;
@@ -215,7 +220,7 @@ void DetectHotParameterServer(const DetectorInput& in, const HotPsSettings& s,
     ApplyTrafficRule(job, s, verdicts);
     ApplyCpuRule(in, job, s, verdicts);
     for (const auto& [key, verdict] : verdicts)
-      out.push_back(HotPsFinding(in, job, key, verdict));
+      out.push_back(HotPsFinding(in, job, key, verdict, headroom));
   }
 }
 

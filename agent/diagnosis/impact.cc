@@ -13,14 +13,6 @@ bool SameJob(const PodMeta& a, const PodMeta& b) {
          a.training_job == b.training_job;
 }
 
-Role RoleOf(const WindowStats& stats, const std::string& key) {
-  if (auto it = stats.pods.find(key); it != stats.pods.end())
-    return it->second.meta.role;
-  if (auto it = stats.peer_roles.find(key); it != stats.peer_roles.end())
-    return it->second;
-  return Role::kUnknown;
-}
-
 // (exchange share, bytes/s) of every exchange between a step-running pod of
 // `job` and `peer_key`, seen from the step runners, else from the peer.
 std::vector<PeerCounters> ExchangesWith(const WindowStats& stats,
@@ -39,7 +31,7 @@ std::vector<PeerCounters> ExchangesWith(const WindowStats& stats,
   auto peer = stats.pods.find(peer_key);
   if (peer == stats.pods.end()) return out;
   for (const auto& [other, rates] : peer->second.peer_rates) {
-    if (RunsTrainingSteps(RoleOf(stats, other)) && rates.exchange_seconds > 0)
+    if (RunsTrainingSteps(PeerRole(stats, other)) && rates.exchange_seconds > 0)
       out.push_back(rates);
   }
   return out;
@@ -94,6 +86,48 @@ std::optional<double> WorkerExchangeShare(const WindowStats& stats,
     shares.push_back(std::min(1.0, c.exchange_seconds));
   if (shares.empty()) return std::nullopt;
   return Median(shares);
+}
+
+std::optional<double> PsLinkBusyRatio(const PodStats& ps) {
+  std::optional<double> busy;
+  for (bool receive : {true, false})
+    if (auto use = LinkUtilization(ps, receive))
+      busy = std::max(busy.value_or(0), use->ratio);
+  return busy;
+}
+
+std::optional<WorkerWait> WorkerWaitShare(const WindowStats& stats,
+                                          const PodMeta& job,
+                                          const std::string& ps_key,
+                                          std::optional<double> ps_link_busy) {
+  const auto exchange = WorkerExchangeShare(stats, job, ps_key);
+  if (!exchange) return std::nullopt;
+  WorkerWait wait{*exchange, *exchange, false};
+  if (!ps_link_busy || *ps_link_busy < kSaturatedPsBusyRatio) return wait;
+  // The job's step runners' compute share: what they spend not waiting.
+  std::vector<double> computing;
+  for (const auto& [key, pod] : stats.pods) {
+    if (key == ps_key || !RunsTrainingSteps(pod.meta.role) ||
+        !SameJob(pod.meta, job) || !pod.cpu_cores)
+      continue;
+    computing.push_back(std::clamp(
+        std::max(*pod.cpu_cores, pod.gpu_utilization_ratio.value_or(0)), 0.0,
+        1.0));
+  }
+  if (computing.empty()) return wait;
+  const double waiting = 1 - Median(computing);
+  if (waiting > wait.share) {
+    wait.share = waiting;
+    wait.raised = true;
+  }
+  return wait;
+}
+
+std::string NoteWorkerWait(const WorkerWait& wait, nlohmann::json& evidence) {
+  evidence["worker_exchange_share"] = Round4(wait.exchange_share);
+  if (!wait.raised) return "worker_exchange_share";
+  evidence["worker_wait_share"] = Round4(wait.share);
+  return "saturated_ps_wait_share";
 }
 
 std::optional<double> PodExchangeShare(const WindowStats& stats,

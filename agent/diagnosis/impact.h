@@ -45,6 +45,38 @@ std::optional<double> WorkerExchangeShare(const WindowStats& stats,
                                           const PodMeta& job,
                                           const std::string& peer_key);
 
+// A PS whose link carries at least this share of its capacity (in either
+// direction; network_saturated's exit ratio, so a link it holds as
+// saturated) is where its workers queue: those bytes are their exchanges.
+// (Not its CPU: a PS at its CPU limit may be busy with other work, and its
+// workers need not wait.)
+inline constexpr double kSaturatedPsBusyRatio = 0.7;
+
+// The fuller direction of the PS' link against its capacity; empty without
+// a capacity.
+std::optional<double> PsLinkBusyRatio(const PodStats& ps);
+
+// The share of their time the job's workers wait on PS `ps_key`. Their
+// exchange share with it (WorkerExchangeShare) counts exchange bursts only,
+// and a saturated sender (a shaped link, a throttled CPU) pauses longer
+// than the burst gap inside one answer: those silences are waits the
+// bursts leave out. So when the PS' link is saturated (`ps_link_busy` >=
+// kSaturatedPsBusyRatio) the workers wait on it whenever they do not
+// compute (1 - the median worker's CPU, or GPU, share), and that stands in
+// where it is larger; `raised` then says so. Empty without exchange times.
+struct WorkerWait {
+  double share = 0;
+  double exchange_share = 0;  // the bursts' own figure
+  bool raised = false;
+};
+std::optional<WorkerWait> WorkerWaitShare(const WindowStats& stats,
+                                          const PodMeta& job,
+                                          const std::string& ps_key,
+                                          std::optional<double> ps_link_busy);
+// Writes `worker_exchange_share`, and `worker_wait_share` when raised,
+// into `evidence`; returns the cost model's name for the share.
+std::string NoteWorkerWait(const WorkerWait& wait, nlohmann::json& evidence);
+
 // Fraction of the time `pod_key` spends exchanging with any peer (capped at
 // 1); empty when unknown.
 std::optional<double> PodExchangeShare(const WindowStats& stats,

@@ -18,11 +18,53 @@ namespace {
 // workers exchange with it; a worker: its own exchange time), of which the
 // part beyond the pace of the job's other links is what a link with room
 // gives back. docs/diagnosis.md, "Cost and expected speed-up".
+// A shaped PS link against the job's other PS links, all shaped (their
+// bandwidth annotations, in the direction that is full here): capacity
+// elsewhere over capacity here, the pace ratio a link as fast as the others
+// gives. Exact where the links are what bounds the exchanges, where the
+// bursts' paces scatter by 10-20% between equal links (on balanced
+// saturated links that read as a gap). Empty unless every other PS of the
+// job in view has an annotation.
+std::optional<double> ShapedPsCapacityRatio(const DetectorInput& in,
+                                            const std::string& key,
+                                            const PodStats& pod, bool receive) {
+  auto capacity = [receive](const PodStats& p) -> std::optional<double> {
+    const auto& c = receive ? p.meta.ingress_limit_bytes_per_second
+                            : p.meta.egress_limit_bytes_per_second;
+    if (c && *c > 0) return *c;
+    return std::nullopt;
+  };
+  const auto here = capacity(pod);
+  if (!here) return std::nullopt;
+  std::vector<double> others;
+  for (const auto& [k, p] : in.recent.pods) {
+    if (k == key || p.meta.role != Role::kPs ||
+        p.meta.namespace_name != pod.meta.namespace_name ||
+        p.meta.training_job != pod.meta.training_job)
+      continue;
+    const auto c = capacity(p);
+    if (!c) return std::nullopt;
+    others.push_back(*c);
+  }
+  if (others.empty()) return std::nullopt;
+  return *here / Median(others);
+}
+
 void SetPodLinkImpact(const DetectorInput& in, const std::string& key,
-                      const PodStats& pod, double utilization, Diagnosis& d) {
+                      const PodStats& pod, double utilization, bool receive,
+                      Diagnosis& d) {
   const bool ps = pod.meta.role == Role::kPs;
-  const auto busy = ps ? WorkerExchangeShare(in.recent, pod.meta, key)
-                       : PodExchangeShare(in.recent, key);
+  // A PS: the time its workers wait on it, which on a saturated link is
+  // more than their exchange bursts (WorkerWaitShare).
+  std::optional<double> busy;
+  if (ps) {
+    if (auto wait = WorkerWaitShare(in.recent, pod.meta, key, utilization)) {
+      busy = wait->share;
+      if (wait->raised) d.evidence["worker_wait_share"] = Round4(wait->share);
+    }
+  } else {
+    busy = PodExchangeShare(in.recent, key);
+  }
   if (!busy) {
     SetImpact(d, std::min(1.0, utilization), "link_utilization_upper_bound");
     return;
@@ -30,6 +72,12 @@ void SetPodLinkImpact(const DetectorInput& in, const std::string& key,
   d.evidence["exchange_share"] = Round4(*busy);
   std::optional<double> here, elsewhere;
   if (ps) {
+    if (auto ratio = ShapedPsCapacityRatio(in, key, pod, receive)) {
+      d.evidence["capacity_ratio"] = Round4(*ratio);
+      SetImpact(d, *busy * std::max(0.0, 1 - *ratio),
+                "exchange_share_x_capacity_gap");
+      return;
+    }
     if (auto pace = PeerExchangePace(in.recent, pod.meta, key)) {
       here = pace->this_peer;
       elsewhere = pace->other_peers;
@@ -81,7 +129,7 @@ void DetectPodLinks(const DetectorInput& in, const NetworkSettings& s,
         {"utilization_ratio", Round4(worst->ratio)},
         {"capacity_source",
          worst->shaped ? "bandwidth_annotation" : "node_nic"}};
-    SetPodLinkImpact(in, key, pod, worst->ratio, f.diagnosis);
+    SetPodLinkImpact(in, key, pod, worst->ratio, receive, f.diagnosis);
     f.diagnosis.summary = fmt::format(
         "{} {}s {:.1f} Mbit/s, {:.0f}% of its {:.0f} Mbit/s {}.", pod.meta.pod,
         direction, worst->bytes_per_second * 8 / 1e6, worst->ratio * 100,

@@ -37,6 +37,7 @@ void SetPsCpuImpact(const DetectorInput& in, const std::string& key,
 }  // namespace
 
 void DetectPsCpuSaturated(const DetectorInput& in, const PsCpuSettings& s,
+                          const HeadroomSettings& headroom,
                           std::vector<Finding>& out) {
   for (const auto& [key, pod] : in.recent.pods) {
     if (pod.meta.role != Role::kPs || !pod.cpu_cores) continue;
@@ -63,6 +64,7 @@ void DetectPsCpuSaturated(const DetectorInput& in, const PsCpuSettings& s,
         "every worker waits on it.",
         pod.meta.pod, ratio * 100, limited ? "CPU limit" : "node's cores",
         *pod.cpu_cores, *capacity);
+    NoteHeadroom(in.headroom, headroom, f.diagnosis);
     f.diagnosis.recommendations = {
         limited ? fmt::format("Raise the CPU limit of {} (resources.limits.cpu,"
                               " now {:g}) or remove it for PS pods.",

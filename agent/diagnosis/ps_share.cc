@@ -16,16 +16,6 @@ std::string NameOf(const std::string& key) {
   return slash == std::string::npos ? key : key.substr(slash + 1);
 }
 
-Role PeerRole(const WindowStats& stats, const std::string& peer) {
-  if (auto it = stats.pods.find(peer); it != stats.pods.end()) {
-    return it->second.meta.role;
-  }
-  if (auto it = stats.peer_roles.find(peer); it != stats.peer_roles.end()) {
-    return it->second;
-  }
-  return Role::kUnknown;
-}
-
 using JobId = std::pair<std::string, std::string>;  // namespace, job
 // Bytes/s per PS pod key, as the workers or the PS themselves see it.
 using PsBytes = std::map<std::string, double>;
@@ -34,7 +24,7 @@ using PsBytes = std::map<std::string, double>;
 // locally, is not this job's).
 void AddWorkerExchange(const WindowStats& stats, const std::string& key,
                        const PodStats& pod, JobTraffic& job,
-                       PsBytes& from_workers) {
+                       PsBytes& from_workers, PsBytes& from_chief) {
   const auto& m = pod.meta;
   double exchange = 0;
   bool any = false;
@@ -46,7 +36,7 @@ void AddWorkerExchange(const WindowStats& stats, const std::string& key,
       continue;
     }
     double bytes = rate.receive_bytes + rate.transmit_bytes;
-    from_workers[peer] += bytes;
+    (TrainsEveryStep(m.role) ? from_workers : from_chief)[peer] += bytes;
     job.worker_ps_links[key][peer] += bytes;
     exchange += bytes;
     any = true;
@@ -56,13 +46,14 @@ void AddWorkerExchange(const WindowStats& stats, const std::string& key,
   if (any) job.worker_exchange[key] = exchange;
 }
 
-// A PS's traffic with everyone but other PS, as the PS sees it.
+// A PS's traffic with everyone but other PS and the chief (see
+// TrainsEveryStep), as the PS sees it.
 void AddPsExchange(const WindowStats& stats, const std::string& key,
                    const PodStats& pod, JobTraffic& job, PsBytes& from_ps) {
   double own = 0;
   for (const auto& [peer, rate] : pod.peer_rates) {
     const Role peer_role = PeerRole(stats, peer);
-    if (peer_role == Role::kPs) continue;
+    if (peer_role == Role::kPs || peer_role == Role::kChief) continue;
     own += rate.receive_bytes + rate.transmit_bytes;
     if (peer_role == Role::kWorker || peer_role == Role::kMaster) {
       job.ps_side_worker_exchange[peer] +=
@@ -106,11 +97,21 @@ void ComputeShares(const JobId& id, const PsBytes& source, JobTraffic& job) {
       [](const PsTraffic& a, const PsTraffic& b) { return a.pod < b.pod; });
 }
 
+// Every PS the job's roster names is a pod of this view (its own counters
+// are here, idle or not).
+bool HoldsEveryPs(const WindowStats& stats, const JobTraffic& job) {
+  for (const auto& ps : job.ps) {
+    if (!stats.pods.count(PodKey(job.namespace_name, ps))) return false;
+  }
+  return !job.ps.empty();
+}
+
 }  // namespace
 
 std::vector<JobTraffic> ComputeJobTraffic(const WindowStats& stats) {
   std::map<JobId, JobTraffic> jobs;
-  std::map<JobId, PsBytes> from_workers, from_ps;
+  std::map<JobId, PsBytes> from_workers, from_chief, from_ps;
+  std::set<JobId> with_workers;  // jobs with a worker (not chief) here
   for (const auto& [key, pod] : stats.pods) {
     const auto& m = pod.meta;
     if (m.training_job.empty()) continue;
@@ -124,21 +125,31 @@ std::vector<JobTraffic> ComputeJobTraffic(const WindowStats& stats) {
     }
     if (IsWorkerRole(m.role)) {
       job.workers.push_back(m.pod);
-      AddWorkerExchange(stats, key, pod, job, from_workers[id]);
+      AddWorkerExchange(stats, key, pod, job, from_workers[id], from_chief[id]);
+      if (TrainsEveryStep(m.role)) with_workers.insert(id);
     }
   }
   std::vector<JobTraffic> out;
   for (auto& [id, job] : jobs) {
     AddRosterPs(stats, id, job);
-    // The workers' view when any worker reached a PS, else the PS's own.
+    // The workers' view when any worker reached a PS (each worker talks to
+    // every PS holding a variable, so one worker sees the whole job), else
+    // the PS's own, but only when this view holds every PS of the job: a
+    // node with some of the PS sees only their part of the traffic, and
+    // each of its PS would read as the hot one.
+    if (!with_workers.count(id)) from_workers[id] = from_chief[id];
     if (auto it = from_workers.find(id);
         it != from_workers.end() && !it->second.empty()) {
-      job.perspective = "workers";
+      job.perspective = kFromWorkers;
       ComputeShares(id, it->second, job);
     } else if (auto it2 = from_ps.find(id);
                it2 != from_ps.end() && !it2->second.empty()) {
-      job.perspective = "ps";
-      ComputeShares(id, it2->second, job);
+      if (HoldsEveryPs(stats, job)) {
+        job.perspective = kFromPs;
+        ComputeShares(id, it2->second, job);
+      } else {
+        job.perspective = kFromSomePs;
+      }
     }
     std::sort(job.ps.begin(), job.ps.end());
     std::sort(job.workers.begin(), job.workers.end());
@@ -175,6 +186,20 @@ std::optional<double> WorkerPsExchange(const WindowStats& stats,
     }
   }
   return sum;
+}
+
+Role PeerRole(const WindowStats& stats, const std::string& peer) {
+  if (auto it = stats.pods.find(peer); it != stats.pods.end()) {
+    return it->second.meta.role;
+  }
+  if (auto it = stats.peer_roles.find(peer); it != stats.peer_roles.end()) {
+    return it->second;
+  }
+  return Role::kUnknown;
+}
+
+bool TrainsEveryStep(Role r) {
+  return r == Role::kWorker || r == Role::kMaster;
 }
 
 }  // namespace trainscope::diagnosis

@@ -9,6 +9,10 @@
 
 namespace trainscope::diagnosis {
 
+inline constexpr char kFromWorkers[] = "workers";
+inline constexpr char kFromPs[] = "ps";
+inline constexpr char kFromSomePs[] = "some_ps";
+
 struct PsTraffic {
   std::string key;  // "namespace/pod"
   std::string pod;
@@ -34,8 +38,10 @@ struct JobTraffic {
   // The same exchange per PS: worker key -> PS key -> bytes/s (the edges
   // of the report page).
   std::map<std::string, std::map<std::string, double>> worker_ps_links;
-  // "workers" when measured from the workers' side, "ps" when only the PS
-  // themselves were observed.
+  // Whose counters the shares come from: kFromWorkers, kFromPs, or
+  // kFromSomePs (no shares: this view holds only some of the job's PS and
+  // none of its workers, too little to judge the balance); empty when the
+  // job has no PS traffic here.
   std::string perspective;
 };
 
@@ -51,6 +57,20 @@ std::vector<JobTraffic> ComputeJobTraffic(const WindowStats& stats);
 // of n carries everything); empty when the job has no PS traffic at all (a
 // skew of nothing is undefined, not 1).
 std::optional<double> PsTrafficSkew(const JobTraffic& job);
+
+// A pod's or peer's role ("namespace/pod"): the pod list's, else the peer
+// table's; kUnknown when neither knows it.
+Role PeerRole(const WindowStats& stats, const std::string& key);
+
+// Ranks whose exchange is the job's per-step traffic: workers and masters.
+// A chief is left out of the PS balance where the view holds another worker
+// of its job: a TF2 coordinator exchanges with the PS only to create,
+// restore or checkpoint variables, one PS after another (a real TF2 job on
+// 20 Mbit/s PS links read 77%, then 100%, then 96% for a different PS each
+// time while the chief wrote the initial values), and a TF1 chief is one
+// worker among the others, whose shares it only repeats. A job of a chief
+// alone is judged by the chief.
+bool TrainsEveryStep(Role r);
 
 }  // namespace trainscope::diagnosis
 

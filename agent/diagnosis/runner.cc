@@ -1,5 +1,6 @@
 #include "diagnosis/runner.h"
 
+#include "diagnosis/fold_causes.h"
 #include "diagnosis/snapshot_window.h"
 
 namespace trainscope::diagnosis {
@@ -16,9 +17,10 @@ void DiagnosisRunner::Update(
   Evaluation ev = Evaluate(window_.Update(history), settings_);
   std::lock_guard lock(mu_);
   engine_.Update(ev.findings, history.back()->taken_at);
-  active_ = engine_.Active();
+  active_ = FoldSamePodCauses(engine_.Active());
   jobs_ = std::move(ev.jobs);
   speeds_ = std::move(ev.speeds);
+  headroom_ = std::move(ev.headroom);
 }
 
 std::vector<Diagnosis> DiagnosisRunner::Active() const {
@@ -34,6 +36,11 @@ std::vector<JobTraffic> DiagnosisRunner::Jobs() const {
 std::vector<JobSpeed> DiagnosisRunner::Speeds() const {
   std::lock_guard lock(mu_);
   return speeds_;
+}
+
+std::vector<JobHeadroom> DiagnosisRunner::Headroom() const {
+  std::lock_guard lock(mu_);
+  return headroom_;
 }
 
 }  // namespace trainscope::diagnosis

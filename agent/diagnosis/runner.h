@@ -28,6 +28,8 @@ class DiagnosisRunner {
   std::vector<JobTraffic> Jobs() const;
   // Step rates per job of the latest window (the report's scaling view).
   std::vector<JobSpeed> Speeds() const;
+  // The scaling forecast per PS job of the latest window.
+  std::vector<JobHeadroom> Headroom() const;
   const DiagnosisSettings& settings() const { return settings_; }
 
  private:
@@ -39,6 +41,7 @@ class DiagnosisRunner {
   std::vector<Diagnosis> active_;
   std::vector<JobTraffic> jobs_;
   std::vector<JobSpeed> speeds_;
+  std::vector<JobHeadroom> headroom_;
 };
 
 }  // namespace trainscope::diagnosis

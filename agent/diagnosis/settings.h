@@ -142,6 +142,14 @@ struct SyncPsSettings {
   size_t min_workers = 3;
 };
 
+// The scaling forecast (headroom.h): a hot PS or a PS at its CPU limit that
+// costs little now is a warning when its job's load cannot grow by this
+// factor before the fullest resource is full (the job cannot add half its
+// workers again and keep scaling).
+struct HeadroomSettings {
+  double warn_below_load_factor = 1.5;
+};
+
 struct DiagnosisSettings {
   EngineSettings engine;
   HotPsSettings hot_ps;
@@ -155,6 +163,7 @@ struct DiagnosisSettings {
   RankCauseSettings rank_cause;
   AllreduceLinkSettings allreduce_link;
   SyncPsSettings sync_ps;
+  HeadroomSettings headroom;
   // Samples per evaluation window (rates over window_samples - 1 intervals).
   size_t window_samples = 3;
 };

@@ -105,11 +105,30 @@ void CollectNames(const json& job, NameSet& ps, NameSet& workers) {
   for (const auto& p : ps) workers.erase(p);
 }
 
+// "ctr-ps-0's transmit link", "ctr-ps-0's CPU", "node-a's uplink (receive)".
+std::string ResourceWords(const json& r) {
+  const std::string kind = Str(r, "resource");
+  if (kind == "ps_cpu") return Str(r, "pod") + "'s CPU";
+  if (kind == "ps_link")
+    return Str(r, "pod") + "'s " + Str(r, "direction") + " link";
+  return Str(r, "node") + "'s uplink (" + Str(r, "direction") + ")";
+}
+
+std::optional<JobView::Headroom> HeadroomOf(const json& h) {
+  const json& top = Field(h, "bottleneck");
+  auto workers = Num(Field(h, "workers"));
+  auto max_workers = Num(Field(h, "max_workers"));
+  auto use = Num(Field(top, "utilization_ratio"));
+  if (!workers || !max_workers || !use) return std::nullopt;
+  return JobView::Headroom{ResourceWords(top), *use, *workers, *max_workers};
+}
+
 JobView JobOf(const json& job) {
   JobView v;
   v.namespace_name = Str(job, "namespace");
   v.training_job = Str(job, "training_job");
   v.measured_from = Str(job, "measured_from");
+  v.headroom = HeadroomOf(Field(job, "headroom"));
   NameSet ps(&NaturalLess), workers(&NaturalLess);
   CollectNames(job, ps, workers);
   const json& nodes = Field(job, "pod_nodes");

@@ -41,8 +41,16 @@ struct JobView {
   std::vector<PodView> workers;  // by name
   std::vector<LinkView> links;
   double ps_bytes_per_second = 0;  // sum over the PS
-  std::string measured_from;       // "workers" | "ps" | ""
-  std::vector<size_t> diagnoses;   // indexes into ReportModel::diagnoses
+  std::string measured_from;       // "workers" | "ps" | "some_ps" | ""
+  // The scaling forecast (jobs[].headroom): the fullest shared resource in
+  // words and how many workers the job can run before it is full.
+  struct Headroom {
+    std::string bottleneck;  // "ctr-ps-0's transmit link"
+    double utilization = 0;  // of that resource, 0..1
+    double workers = 0, max_workers = 0;
+  };
+  std::optional<Headroom> headroom;
+  std::vector<size_t> diagnoses;  // indexes into ReportModel::diagnoses
 };
 
 struct DiagnosisView {

@@ -161,6 +161,17 @@ std::string JobFacts(const JobView& job, const JobLayout& layout) {
       facts += " (measured from the " + job.measured_from + ")";
     }
   }
+  if (job.measured_from == "some_ps") {  // diagnosis::kFromSomePs
+    facts +=
+        " · PS balance not judged here: this node holds only some of the "
+        "job's PS and none of its workers (the cluster view judges it)";
+  }
+  if (job.headroom) {
+    facts += fmt::format(
+        " · scales to about {:.0f} workers (now {:.0f}): {} is {:.0f}% full",
+        job.headroom->max_workers, job.headroom->workers,
+        job.headroom->bottleneck, job.headroom->utilization * 100);
+  }
   if (layout.summarised) facts += " · summarised view";
   return facts;
 }

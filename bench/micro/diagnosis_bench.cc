@@ -147,12 +147,12 @@ using S = DiagnosisSettings;
 
 void BM_DetectHotParameterServer(benchmark::State& state) {
   RunDetector(state, [](const DetectorInput& in, const S& s, Out& out) {
-    DetectHotParameterServer(in, s.hot_ps, out);
+    DetectHotParameterServer(in, s.hot_ps, s.headroom, out);
   });
 }
 void BM_DetectPsCpuSaturated(benchmark::State& state) {
   RunDetector(state, [](const DetectorInput& in, const S& s, Out& out) {
-    DetectPsCpuSaturated(in, s.ps_cpu, out);
+    DetectPsCpuSaturated(in, s.ps_cpu, s.headroom, out);
   });
 }
 void BM_DetectStragglerWorker(benchmark::State& state) {

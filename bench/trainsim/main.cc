@@ -148,11 +148,34 @@ int WhatIf(const std::string& results, const std::string& fixed,
   return r.passed ? 0 : 1;
 }
 
+int Scaling(const std::string& forecast, const std::vector<std::string>& runs,
+            const std::string& kind, const std::string& pod, double tolerance) {
+  std::vector<nlohmann::json> more;
+  for (const auto& path : runs) more.push_back(ReadJson(path));
+  ScalingResult r;
+  try {
+    r = CompareScaling(ReadJson(forecast), more, kind, pod, tolerance);
+  } catch (const std::runtime_error& e) {
+    std::printf("scaling %s on %s: cannot compare: %s\n", kind.c_str(),
+                pod.c_str(), e.what());
+    return 1;
+  }
+  std::printf(
+      "scaling %s on %s (job %s): forecast with %zu workers: the step rate "
+      "stops growing at %.2f steps/s (%.1f workers); measured plateau %.2f "
+      "steps/s (%s), error %+.1f%% (tolerance %.0f%%): %s\n",
+      kind.c_str(), pod.c_str(), r.job.c_str(), r.workers, r.forecast,
+      r.forecast_workers, r.plateau, r.plateau_run.c_str(), r.error * 100,
+      tolerance * 100, r.passed ? "PASS" : "FAIL");
+  return r.passed ? 0 : 1;
+}
+
 // What the user's subcommands read.
 struct UserArgs {
   RunOptions run;
   std::string whatif_results, whatif_fixed, whatif_kind, whatif_pod;
   double whatif_tolerance = 0.25;
+  std::vector<std::string> scaling_runs;
   std::string run_id;  // down, cleanup
   bool force = false;
 };
@@ -167,7 +190,7 @@ struct PodArgs {
 };
 
 struct Commands {
-  CLI::App *run, *verify, *whatif, *up, *down, *cleanup, *validate;
+  CLI::App *run, *verify, *whatif, *scaling, *up, *down, *cleanup, *validate;
   CLI::App *pod, *hog, *memfill;
 };
 
@@ -250,6 +273,28 @@ void AddWhatIfCommand(CLI::App& app, UserArgs& a, Commands& c) {
                        "allowed |predicted - measured| / measured (0.25)");
 }
 
+void AddScalingCommand(CLI::App& app, UserArgs& a, Commands& c) {
+  c.scaling = app.add_subcommand(
+      "scaling",
+      "compare a diagnosis's scaling forecast (evidence.headroom) with the "
+      "step rate the job reached with more workers; exit 0 when within the "
+      "tolerance");
+  c.scaling
+      ->add_option("--forecast", a.whatif_results,
+                   "`verify --results` of the run whose forecast is checked")
+      ->required()
+      ->check(CLI::ExistingFile);
+  c.scaling
+      ->add_option("--runs", a.scaling_runs,
+                   "results of the same job with more workers (repeatable)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  c.scaling->add_option("--kind", a.whatif_kind, "diagnosis kind")->required();
+  c.scaling->add_option("--pod", a.whatif_pod, "diagnosed pod")->required();
+  c.scaling->add_option("--tolerance", a.whatif_tolerance,
+                        "allowed |forecast - plateau| / plateau (0.25)");
+}
+
 void AddCleanupCommands(CLI::App& app, UserArgs& a, Commands& c) {
   c.down = app.add_subcommand(
       "down", "stop `up` runs (all, or --run-id) and remove everything");
@@ -297,6 +342,10 @@ int RunUserCommand(const Commands& c, UserArgs& a) {
     return WhatIf(a.whatif_results, a.whatif_fixed, a.whatif_kind, a.whatif_pod,
                   a.whatif_tolerance);
   }
+  if (*c.scaling) {
+    return Scaling(a.whatif_results, a.scaling_runs, a.whatif_kind,
+                   a.whatif_pod, a.whatif_tolerance);
+  }
   if (*c.validate) {
     PrintPlan(LoadScenarioFile(ro.scenario_path));
     return 0;
@@ -331,6 +380,7 @@ int main(int argc, char** argv) {
   Commands commands{};
   AddScenarioCommands(app, user.run, commands);
   AddWhatIfCommand(app, user, commands);
+  AddScalingCommand(app, user, commands);
   AddCleanupCommands(app, user, commands);
   AddPodCommands(app, pod, commands);
 

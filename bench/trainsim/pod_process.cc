@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cgroups.h"
+#include "compute.h"
 #include "layout.h"
 #include "placement.h"
 #include "program_pod.h"
@@ -39,12 +40,10 @@ constexpr uint64_t kTokenFlag = 1ULL << 63;
 constexpr uint64_t kChiefBytes = 1024;
 // An evaluator reads every variable once per this many step_ms.
 constexpr int kEvaluatorEverySteps = 10;
-
-double ThreadCpuMs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+// A free-running job (step_ms 0) has no step time to pace the chief's and
+// the evaluator's reads: they take this as their step_ms (a chief reads once
+// a second, an evaluator every 10 s) instead of reading back to back.
+constexpr int kFreeRunningReadPaceMs = 1000;
 
 double EpochNow() {
   timespec ts;
@@ -265,7 +264,7 @@ class Task {
       const auto t0 = Clock::now();
       ReadInput();
       PullFromEveryPs(ps_conns);
-      Compute(job.compute_ms);
+      ComputeStep(job.compute_ms, job.compute_on, stop_);
       {
         std::unique_lock lock(mu_);
         const uint64_t step = ++gradient_step_;
@@ -278,6 +277,7 @@ class Task {
       }
       if (!stop_.stop) stats_.CountStep();
       if (sync && !stop_.stop) WaitForToken(ps_conns);
+      if (job.step_ms == 0) continue;  // free-running: the next step now
       std::unique_lock lock(mu_);
       cv_.wait_until(lock, t0 + milliseconds(job.step_ms),
                      [&] { return stop_.stop.load(); });
@@ -315,9 +315,11 @@ class Task {
   }
 
   // Chief and evaluator: read `bytes` (0: every variable slice) from each
-  // PS holding variables, once per `every` step_ms.
+  // PS holding variables, once per `every` step_ms (free-running jobs:
+  // kFreeRunningReadPaceMs for step_ms).
   void ReadLoop(uint64_t bytes, int every) {
     const Job& job = *self_.job;
+    const int pace_ms = job.step_ms > 0 ? job.step_ms : kFreeRunningReadPaceMs;
     std::vector<std::pair<const SimPod*, std::unique_ptr<Conn>>> ps_conns;
     for (const SimPod& p : layout_.pods) {
       if (p.job != self_.job || p.role != PodRole::kPs ||
@@ -341,17 +343,10 @@ class Task {
       }
       if (!stop_.stop) stats_.CountStep();
       std::unique_lock lock(mu_);
-      cv_.wait_until(lock, t0 + milliseconds(job.step_ms * every),
+      cv_.wait_until(lock, t0 + milliseconds(int64_t{pace_ms} * every),
                      [&] { return stop_.stop.load(); });
     }
     for (auto& [ps, conn] : ps_conns) conn->Drain();
-  }
-
-  void Compute(int ms) {
-    const double until = ThreadCpuMs() + ms;
-    volatile uint64_t x = 1;
-    while (!stop_.stop && ThreadCpuMs() < until)
-      for (int i = 0; i < 20000; ++i) x = x * 6364136223846793005ULL + 1;
   }
 
   const Fault* InputFault() const {

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "compute.h"
 #include "pod_env.h"
 #include "stats.h"
 #include "wire.h"
@@ -20,18 +21,6 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kConnectTimeout(30000);
 constexpr milliseconds kDrain(3000);
-
-void BurnCpu(int ms, const StopState& stop) {
-  auto cpu_ms = [] {
-    timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-  };
-  const double until = cpu_ms() + ms;
-  volatile uint64_t x = 1;
-  while (!stop.stop && cpu_ms() < until)
-    for (int i = 0; i < 20000; ++i) x = x * 6364136223846793005ULL + 1;
-}
 
 std::vector<std::string> JobPeers(const Layout& layout, const SimPod& self) {
   std::vector<std::string> peers;
@@ -130,7 +119,7 @@ class RingRank {
     uint64_t goal = 0;
     while (!stop_.stop) {
       const auto t0 = Clock::now();
-      BurnCpu(job.compute_ms, stop_);
+      ComputeStep(job.compute_ms, job.compute_on, stop_);
       bool ok = true;
       for (int r = 0; r < rounds && ok && !stop_.stop; ++r) {
         {
@@ -144,6 +133,7 @@ class RingRank {
       }
       if (!ok || stop_.stop) break;
       stats_.CountStep();
+      if (job.step_ms == 0) continue;  // free-running: the next step now
       std::unique_lock lock(mu_);
       cv_.wait_until(lock, t0 + milliseconds(job.step_ms),
                      [&] { return stop_.stop.load(); });

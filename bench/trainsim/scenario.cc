@@ -151,6 +151,8 @@ const std::pair<const char*, JobKind> kJobKinds[] = {
     {"ps_async", JobKind::kPsAsync},
     {"ps_sync", JobKind::kPsSync},
     {"allreduce", JobKind::kAllreduce}};
+const std::pair<const char*, ComputeOn> kComputeOn[] = {
+    {"cpu", ComputeOn::kCpu}, {"accelerator", ComputeOn::kAccelerator}};
 const std::pair<const char*, PodRole> kPodRoles[] = {
     {"ps", PodRole::kPs},
     {"worker", PodRole::kWorker},
@@ -279,8 +281,11 @@ Job ParseJob(const json& j, const std::string& path) {
   job.workers = Replicas(o.Int("workers", 1), 1, o.Path("workers"));
   job.port = AtLeast(o.Int("port", 2222), 1, o.Path("port"));
   if (job.port > 65535) Fail(o.Path("port"), "must be <= 65535");
-  job.step_ms = AtLeast(o.Int("step_ms", 1000), 1, o.Path("step_ms"));
+  // 0: free-running, steps back to back (DESIGN.md, third edition).
+  job.step_ms = AtLeast(o.Int("step_ms", 1000), 0, o.Path("step_ms"));
   job.compute_ms = AtLeast(o.Int("compute_ms", 0), 0, o.Path("compute_ms"));
+  job.compute_on = ParseEnum(o.Str("compute_on", "cpu"), kComputeOn,
+                             o.Path("compute_on"), "compute device");
 
   std::set<std::string> var_names;
   if (o.Has("variables")) {

@@ -27,6 +27,9 @@ enum class PodRole { kPs, kWorker, kChief, kEvaluator, kMaster };
 // slowest before its next step; allreduce: no PS, a ring allreduce of
 // gradient_bytes per step among the ranks.
 enum class JobKind { kPsAsync, kPsSync, kAllreduce };
+// Where a worker's compute_ms goes: CPU time it burns, or wall time an
+// accelerator computes while the worker's CPU idles (GPU training).
+enum class ComputeOn { kCpu, kAccelerator };
 enum class FaultKind {
   kCpuLimit,
   kCpuHog,
@@ -78,8 +81,9 @@ struct Job {
   int ps = 1;
   int workers = 1;
   int port = 2222;
-  int step_ms = 1000;
+  int step_ms = 1000;  // 0: free-running (no idle slack between steps)
   int compute_ms = 0;
+  ComputeOn compute_on = ComputeOn::kCpu;
   std::vector<Variable> variables;  // after "count" expansion
   Placement placement;
   Resources ps_resources;

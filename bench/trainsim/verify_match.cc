@@ -122,17 +122,16 @@ ojson VerifyTracker::Unexpected() const {
   return unexpected;
 }
 
-ojson VerifyTracker::ViewJson() const {
+ojson VerifyTracker::ViewJson(const std::vector<bool>* required) const {
   ojson detected = ojson::array(), missing = ojson::array();
-  for (const Expectation& e : scenario_.expect) {
+  for (size_t i = 0; i < scenario_.expect.size(); ++i) {
+    const Expectation& e = scenario_.expect[i];
     auto at = FirstSeen(e);
     ojson entry = EntryJson(e.kind, e.pod, e.node);
-    if (!at) {
-      missing.push_back(entry);
-      continue;
-    }
-    entry["after_s"] = AfterS(e, *at);
-    detected.push_back(entry);
+    if (at) entry["after_s"] = AfterS(e, *at);
+    if (required && i < required->size())
+      entry["required"] = static_cast<bool>((*required)[i]);
+    (at ? detected : missing).push_back(std::move(entry));
   }
   return ojson{{"detected", detected},
                {"missing", missing},

@@ -35,8 +35,11 @@ class VerifyTracker {
   bool Passed() const;
   // The JSON line `trainsim verify` prints last, keys in DESIGN.md's order.
   nlohmann::ordered_json ResultJson() const;
-  // {detected, missing, unexpected}: one view in a cluster's result.
-  nlohmann::ordered_json ViewJson() const;
+  // {detected, missing, unexpected}: one view in a cluster's result. With
+  // `required` (one flag per expect entry, in order), each detected and
+  // missing entry says whether this view must name it.
+  nlohmann::ordered_json ViewJson(
+      const std::vector<bool>* required = nullptr) const;
   // Expected entries seen so far, for progress lines.
   size_t DetectedCount() const;
   // When an expect entry was first seen (with its severity, if required).

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 namespace trainsim {
@@ -81,6 +82,48 @@ WhatIfResult CompareWhatIf(const json& diagnosed, const json* fixed,
         before, now);
   }
   r.error = (r.predicted - r.measured) / r.measured;
+  r.passed = std::fabs(r.error) <= tolerance;
+  return r;
+}
+
+ScalingResult CompareScaling(const json& forecast_run,
+                             const std::vector<json>& runs,
+                             const std::string& kind, const std::string& pod,
+                             double tolerance) {
+  ScalingResult r;
+  const json pods = forecast_run.value("pods", json::object());
+  if (!pods.contains(pod) || !pods[pod].is_object())
+    Missing("no pod " + pod + " in the forecast run's results");
+  const std::string ns = pods[pod].value("namespace", "");
+  const std::string name = pods[pod].value("training_job", "");
+  r.job = ns + "/" + name;
+  std::optional<json> headroom;
+  for (const json& d : forecast_run.value("diagnoses", json::array())) {
+    if (!d.is_object() || d.value("kind", "") != kind ||
+        d.value("pod", "") != pod)
+      continue;
+    const json evidence =
+        d.value("last", json::object()).value("evidence", json::object());
+    if (evidence.contains("headroom")) headroom = evidence["headroom"];
+  }
+  if (!headroom || !(*headroom).contains("max_steps_per_second"))
+    Missing(fmt::format(
+        "the forecast run has no {} on {} with a headroom.max_steps_per_second",
+        kind, pod));
+  r.forecast = (*headroom)["max_steps_per_second"].get<double>();
+  r.forecast_workers = headroom->value("max_workers", 0.0);
+  r.workers = headroom->value("workers", size_t{0});
+  std::vector<const json*> all = {&forecast_run};
+  for (const json& run : runs) all.push_back(&run);
+  for (const json* run : all) {
+    const double rate = Rate(JobEntry(*run, ns, name, "scaling runs'"),
+                             "true_steps_per_second", "true steps/s");
+    if (rate > r.plateau) {
+      r.plateau = rate;
+      r.plateau_run = run->value("scenario", "?");
+    }
+  }
+  r.error = (r.forecast - r.plateau) / r.plateau;
   r.passed = std::fabs(r.error) <= tolerance;
   return r;
 }

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace trainsim {
 
@@ -27,5 +28,26 @@ struct WhatIfResult {
 WhatIfResult CompareWhatIf(const nlohmann::json& diagnosed,
                            const nlohmann::json* fixed, const std::string& kind,
                            const std::string& pod, double tolerance);
+
+// `trainsim scaling`: the scaling forecast of a diagnosis (its
+// evidence.headroom.max_steps_per_second, docs/diagnosis.md "Headroom") in
+// one run against the step rate the same job really reached with more
+// workers: the largest true steps/s over all runs (the plateau, when the
+// largest run is past the bottleneck). Throws std::runtime_error naming
+// what is missing.
+struct ScalingResult {
+  std::string job;
+  double forecast = 0;          // steps/s where scaling stops
+  double forecast_workers = 0;  // headroom.max_workers
+  size_t workers = 0;           // headroom.workers of the forecast run
+  double plateau = 0;           // the largest true steps/s measured
+  std::string plateau_run;      // the scenario that reached it
+  double error = 0;             // (forecast - plateau) / plateau
+  bool passed = false;
+};
+ScalingResult CompareScaling(const nlohmann::json& forecast_run,
+                             const std::vector<nlohmann::json>& runs,
+                             const std::string& kind, const std::string& pod,
+                             double tolerance);
 
 }  // namespace trainsim

@@ -82,7 +82,9 @@ def run_coordinator(resolver, args):
         b2 = tf.Variable(tf.zeros([1]), name="dense_b2")
     for v in (emb, w1, b1, w2, b2):
         print(f"[tf2_ps] {v.name}: " + ", ".join(f"{s.device} {s.shape}" for s in shards(v)), flush=True)
-    dense = [w1, b1, w2, b2]
+    # With a partitioner every variable may be a ShardedVariable (a
+    # FixedShardsPartitioner splits even the biases): train its shards.
+    dense = [s for v in (w1, b1, w2, b2) for s in shards(v)]
     lr = 0.05
 
     @tf.function

@@ -87,6 +87,11 @@ void StepRateTracker::Prune(const PodList& pods, const PodList* peer_pods,
   }
 }
 
+bool PiecesOfKnownStep(const PeriodEstimate& e, double known_step_bytes) {
+  return e.whole_exchanges && e.step_bytes > 0 &&
+         kPiecesPerKnownStep * e.step_bytes <= known_step_bytes;
+}
+
 std::optional<PeriodEstimate> RecentChange(std::span<const BurstPoint> window,
                                            double period_s) {
   std::vector<uint64_t> sizes;
@@ -143,8 +148,13 @@ StepRateTracker::WindowEstimate StepRateTracker::StreamPeriod(
     auto period = ExchangePeriod(stream, window.front().start_s);
     if (!period) period = EstimatePeriodAtAnyScale(window, s_.period);
     // Cut exchanges of a size seen whole: their bytes count the steps, as
-    // the rhythm they are cut at need not be the steps'.
-    if (period && !period->whole_exchanges && stream.step_bytes > 0) {
+    // the rhythm they are cut at need not be the steps'. So do "whole"
+    // exchanges a fraction of that size (PiecesOfKnownStep): a saturated
+    // link's continuous traffic comes in equal pieces at a steady rhythm,
+    // one size as much as whole steps are.
+    if (period && stream.step_bytes > 0 &&
+        (!period->whole_exchanges ||
+         PiecesOfKnownStep(*period, stream.step_bytes))) {
       period = EstimatePeriodByStepBytes(window, stream.step_bytes, s_.period);
     }
     // The short window for a regular train (the comb) and for one of

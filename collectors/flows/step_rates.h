@@ -65,6 +65,20 @@ struct StepRate {
   bool from_job_ranks = false;
 };
 
+// A train that looks whole (one size, a steady rhythm) but whose "step"
+// moves at most 1/kPiecesPerKnownStep of the bytes the stream moved per step
+// while its exchanges were whole is the pieces of a step, not steps: a
+// training step moves the same variables or gradients every time, while a
+// saturated link (a ring allreduce through a shaped uplink, a PS link cut
+// mid-run) carries its continuous traffic in equal pieces at the rhythm TCP
+// and the ring's chunks set, with no silence marking the steps (issue 31:
+// a real DDP ring read 8.6 steps/s against 1.42). Such a window is counted
+// over the known step size (EstimatePeriodByStepBytes) and never replaces
+// it. 1.5: the threshold of PiecesPerStep (step_period.cc), the same
+// question asked of the comb.
+inline constexpr double kPiecesPerKnownStep = 1.5;
+bool PiecesOfKnownStep(const PeriodEstimate& e, double known_step_bytes);
+
 // A slowdown the window's estimate lags behind: when the last three gaps
 // between big bursts (over 30% of the window's 90th-percentile burst) are
 // all over kRateChange times the estimated period, the worker slowed down

@@ -88,6 +88,102 @@ TEST(HotPsImpactTest, WithoutExchangeTimesThePsBusyRatioStandsIn) {
               1e-3);
 }
 
+// A PS whose link runs at capacity queues its workers: they wait on it
+// whenever they do not compute, longer than their exchange bursts show (a
+// shaped sender pauses inside one answer). `link` is the share of ps-0's
+// shaped egress its 1.8 MB/s fill.
+Window SaturatedPsJob(double link, double worker_cpu, double exchange) {
+  WindowBuilder b;
+  PsJob(b, {3.6 * MB, 0.4 * MB}, 3);
+  b.Pod("ctr-ps-0", Role::kPs)
+      .Counter(&PodPoint::network_transmit_bytes, 1.8 * MB);
+  b.Meta().egress_limit_bytes_per_second = 1.8 * MB / link;
+  // Its CPU at the limit says nothing about its workers: not a link.
+  b.Counter(&PodPoint::cpu_usage_seconds, 1.0)
+      .Gauge(&PodPoint::cpu_limit_cores, 1.0);
+  for (int w = 0; w < 3; ++w) {
+    b.Pod("ctr-worker-" + std::to_string(w), Role::kWorker)
+        .Counter(&PodPoint::cpu_usage_seconds, worker_cpu)
+        .Peer(Key("ctr-ps-0"), Role::kPs, 1.8 * MB, 1.8 * MB)
+        .Peer(Key("ctr-ps-1"), Role::kPs, 0.2 * MB, 0.2 * MB)
+        .Exchange(Key("ctr-ps-0"), exchange)
+        .Exchange(Key("ctr-ps-1"), exchange / 9);
+  }
+  return b.Build();
+}
+
+TEST(WorkerWaitTest, SaturatedPsRaisesTheShareToItsBusyRatio) {
+  const WindowStats stats =
+      ComputeStats(SaturatedPsJob(0.9, 0.05, 0.5), TimeRange{});
+  EXPECT_NEAR(*PsLinkBusyRatio(stats.pods.at(Key("ctr-ps-0"))), 0.9, 1e-6);
+  PodMeta job;
+  job.namespace_name = "training";
+  job.training_job = "ctr";
+  // Saturated, the workers not computing 0.95 of their time: 0.95.
+  auto wait = WorkerWaitShare(stats, job, Key("ctr-ps-0"), 0.9);
+  ASSERT_TRUE(wait.has_value());
+  EXPECT_NEAR(wait->share, 0.95, 1e-9);
+  EXPECT_NEAR(wait->exchange_share, 0.5, 1e-9);
+  EXPECT_TRUE(wait->raised);
+  // Not saturated: the bursts' figure.
+  wait = WorkerWaitShare(stats, job, Key("ctr-ps-0"), 0.6);
+  ASSERT_TRUE(wait.has_value());
+  EXPECT_NEAR(wait->share, 0.5, 1e-9);
+  EXPECT_FALSE(wait->raised);
+  EXPECT_FALSE(WorkerWaitShare(stats, job, Key("ctr-ps-9"), 1.0).has_value());
+}
+
+// Two PS links shaped alike: the capacity ratio (1), not the bursts' paces,
+// says a link as fast as the other's gives nothing back.
+TEST(LinkImpactTest, EqualShapedPsLinksHaveNoCapacityGap) {
+  WindowBuilder b;
+  PsJob(b, {2 * MB, 2 * MB}, 2);
+  for (const char* ps : {"ctr-ps-0", "ctr-ps-1"}) {
+    b.Pod(ps, Role::kPs).Counter(&PodPoint::network_transmit_bytes, 0.95 * MB);
+    b.Meta().egress_limit_bytes_per_second = 1 * MB;
+  }
+  for (int w = 0; w < 2; ++w) {
+    b.Pod("ctr-worker-" + std::to_string(w), Role::kWorker)
+        .Counter(&PodPoint::cpu_usage_seconds, 0.05)
+        .Peer(Key("ctr-ps-0"), Role::kPs, 1 * MB, 1 * MB)
+        .Peer(Key("ctr-ps-1"), Role::kPs, 1 * MB, 1 * MB)
+        .Exchange(Key("ctr-ps-0"), 0.5)
+        .Exchange(Key("ctr-ps-1"), 0.3);  // paces 40% apart: burst noise
+  }
+  auto found = FindingsOf(kNetworkSaturated, b.Build());
+  ASSERT_EQ(found.size(), 2u);
+  for (const auto& f : found) {
+    EXPECT_EQ(f.diagnosis.evidence["cost_model"],
+              "exchange_share_x_capacity_gap");
+    EXPECT_NEAR(f.diagnosis.evidence["capacity_ratio"].get<double>(), 1, 1e-9);
+    EXPECT_EQ(f.diagnosis.severity, Severity::kInfo);
+  }
+}
+
+TEST(WorkerWaitTest, WorkersThatComputeDoNotWait) {
+  // Saturated, but the workers compute 70% of their time: they wait at
+  // most 30%, less than the bursts already show.
+  const WindowStats stats =
+      ComputeStats(SaturatedPsJob(0.95, 0.7, 0.5), TimeRange{});
+  PodMeta job;
+  job.namespace_name = "training";
+  job.training_job = "ctr";
+  auto wait = WorkerWaitShare(stats, job, Key("ctr-ps-0"), 0.95);
+  ASSERT_TRUE(wait.has_value());
+  EXPECT_NEAR(wait->share, 0.5, 1e-9);
+  EXPECT_FALSE(wait->raised);
+}
+
+TEST(HotPsImpactTest, SaturatedHotPsCostsTheWorkersWait) {
+  auto found = FindingsOf(kHotParameterServer, SaturatedPsJob(0.9, 0.05, 0.5));
+  ASSERT_EQ(found.size(), 1u);
+  const Diagnosis& d = found[0].diagnosis;
+  EXPECT_EQ(d.evidence["cost_model"], "saturated_ps_wait_share");
+  EXPECT_NEAR(d.evidence["worker_wait_share"].get<double>(), 0.95, 1e-3);
+  EXPECT_NEAR(d.evidence["cost_fraction"].get<double>(), 0.95 * (1 - 0.5 / 0.9),
+              1e-3);
+}
+
 TEST(StragglerImpactTest, AsyncJobGainsTheStragglersMissingSteps) {
   WindowBuilder b;
   PsJob(b, {2 * MB, 2 * MB}, 4);

@@ -195,7 +195,7 @@ TEST(PsShareFromSnapshots, JobsAreSeparateAndNeedTwoSnapshots) {
   EXPECT_NEAR(jobs[0].ps_traffic[0].bytes_per_second, 10 / 5.0, 1e-9);
   EXPECT_EQ(jobs[1].training_job, "b");
   ASSERT_EQ(jobs[1].ps_traffic.size(), 1u);
-  // The chief counts, the evaluator does not.
+  // A chief without workers counts, the evaluator does not.
   EXPECT_NEAR(jobs[1].ps_traffic[0].bytes_per_second, 10 / 5.0, 1e-9);
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "detector_cases.h"
 #include "synthetic.h"
 
 namespace trainscope::diagnosis::testing {
@@ -80,6 +81,81 @@ TEST(PsShareTest, LocalPsWithoutTrafficIsListedWithZero) {
   auto jobs = ComputeJobTraffic(ComputeStats(b.Build()));
   ASSERT_EQ(jobs[0].ps_traffic.size(), 2u);
   EXPECT_EQ(Shares(jobs[0])["ctr-ps-2"], 0);
+}
+
+// Issue 31's held-out case, node by node: a real TF2 job, every variable
+// split over 3 PS; node-b holds ps-1 and no worker that reached a PS, node-a
+// holds ps-0 and ps-2. From its PS alone a node would call each of them hot.
+Window NodeWithSomeOfThePs(const std::vector<std::string>& local_ps) {
+  WindowBuilder b;
+  for (const auto& ps : local_ps) {
+    b.Pod(ps, Role::kPs).Peer(Key("ctr-worker-0"), Role::kWorker, MB, MB);
+  }
+  Window w = b.Build();
+  w.job_ps[PodKey("training", "ctr")] = {"ctr-ps-0", "ctr-ps-1", "ctr-ps-2"};
+  return w;
+}
+
+TEST(PsShareTest, PsSideNeedsEveryPsOfTheJob) {
+  for (const auto& local : std::vector<std::vector<std::string>>{
+           {"ctr-ps-1"}, {"ctr-ps-0", "ctr-ps-2"}}) {
+    const Window w = NodeWithSomeOfThePs(local);
+    auto jobs = ComputeJobTraffic(ComputeStats(w));
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(jobs[0].perspective, kFromSomePs);
+    EXPECT_TRUE(jobs[0].ps_traffic.empty());
+    EXPECT_TRUE(FindingsOf(kHotParameterServer, w).empty());
+  }
+  const Window all = NodeWithSomeOfThePs({"ctr-ps-0", "ctr-ps-1", "ctr-ps-2"});
+  auto jobs = ComputeJobTraffic(ComputeStats(all));
+  EXPECT_EQ(jobs[0].perspective, kFromPs);
+  for (const auto& [pod, share] : Shares(jobs[0])) {
+    EXPECT_NEAR(share, 1.0 / 3, 1e-9) << pod;
+  }
+}
+
+// The chief writing the initial values to one PS after another is not the
+// job's step traffic: the workers' even exchange decides the shares.
+TEST(PsShareTest, TheChiefsTrafficIsNotTheBalance) {
+  WindowBuilder b;
+  b.Pod("ctr-chief-0", Role::kChief)
+      .Peer(Key("ctr-ps-0"), Role::kPs, 0.1 * MB, 12 * MB);
+  b.Pod("ctr-worker-0", Role::kWorker)
+      .Peer(Key("ctr-ps-0"), Role::kPs, MB, MB)
+      .Peer(Key("ctr-ps-1"), Role::kPs, MB, MB)
+      .Peer(Key("ctr-ps-2"), Role::kPs, MB, MB);
+  b.Pod("ctr-ps-0", Role::kPs)
+      .Peer(Key("ctr-chief-0"), Role::kChief, 12 * MB, 0.1 * MB)
+      .Peer(Key("ctr-worker-0"), Role::kWorker, MB, MB);
+  const Window w = b.Build();
+  auto jobs = ComputeJobTraffic(ComputeStats(w));
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].perspective, kFromWorkers);
+  for (const auto& [pod, share] : Shares(jobs[0])) {
+    EXPECT_NEAR(share, 1.0 / 3, 1e-9) << pod;
+  }
+  // The chief's exchange is still an edge of the report.
+  EXPECT_GT(jobs[0].worker_ps_links.at(Key("ctr-chief-0")).at(Key("ctr-ps-0")),
+            0);
+  EXPECT_TRUE(FindingsOf(kHotParameterServer, w).empty());
+}
+
+// Before the workers train (they exchange with the chief only), the chief's
+// writes give no shares at all, from either side.
+TEST(PsShareTest, OnlyTheChiefTalkingGivesNoBalance) {
+  WindowBuilder b;
+  b.Pod("ctr-chief-0", Role::kChief)
+      .Peer(Key("ctr-ps-0"), Role::kPs, 0.1 * MB, 12 * MB);
+  b.Pod("ctr-worker-0", Role::kWorker)
+      .Peer(Key("ctr-chief-0"), Role::kChief, 500, 500);
+  b.Pod("ctr-ps-0", Role::kPs)
+      .Peer(Key("ctr-chief-0"), Role::kChief, 12 * MB, 0.1 * MB);
+  b.Pod("ctr-ps-1", Role::kPs);
+  const Window w = b.Build();
+  auto jobs = ComputeJobTraffic(ComputeStats(w));
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_FALSE(PsTrafficSkew(jobs[0]).has_value());
+  EXPECT_TRUE(FindingsOf(kHotParameterServer, w).empty());
 }
 
 }  // namespace

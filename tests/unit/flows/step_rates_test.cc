@@ -285,6 +285,89 @@ TEST_F(StepRateTrackerTest, ACutTrainCountsStepsBySizeSeenWhole) {
   EXPECT_NEAR(*comb.at("w0").steps_per_second, 10, 0.2);
 }
 
+// A link saturated mid-run (issue 31): a real DDP ring's 2.8 MB exchange per
+// 0.2 s step, then node-b's uplink shaped to 40 Mbit/s: the traffic runs
+// without a silence between steps, in equal pieces at the rhythm TCP and the
+// ring's chunks set (8.6 a second against 1.42 steps). One size at a steady
+// rhythm looks like whole exchanges; the step size the stream moved before
+// tells the pieces from the steps (PiecesOfKnownStep), and a slowdown of
+// whole steps or exchanges of the known size stay the steps.
+struct SaturatedCase {
+  const char* name;
+  double piece_bytes;    // of each burst once the link is saturated
+  double piece_every_s;  // their rhythm
+  double true_rate;      // bytes/s over the 2.8 MB step
+  // The rate without a step size seen whole (a stream saturated from its
+  // first step): the pieces' rhythm, nothing tells them from steps.
+  double rate_never_whole;
+};
+
+TEST_F(StepRateTrackerTest, ASaturatedLinksPiecesCountOverTheKnownStepSize) {
+  constexpr double kStepBytes = 2'800'000;
+  const SaturatedCase cases[] = {
+      // The DDP ring through the shaped uplink: 8 pieces a step.
+      {"ring chunks", 350'000, 0.1, 350'000 / 0.1 / kStepBytes, 10},
+      {"TCP pieces", 460'000, 0.1166, 460'000 / 0.1166 / kStepBytes,
+       1 / 0.1166},
+      // Half a step per piece: two pieces a step, at the threshold's far
+      // side (1.5).
+      {"halves", 1'400'000, 0.35, 1'400'000 / 0.35 / kStepBytes, 1 / 0.35},
+      // Not pieces: whole steps of the known size, slower (a straggler,
+      // a link shaped below the step's burst rate but with silences).
+      {"slower whole steps", kStepBytes, 0.7, 1 / 0.7, 1 / 0.7},
+      // Not pieces: the small bursts beside a step (requests) do not make
+      // the exchange a fraction of the step (real TF1: 262 of 280 kB).
+      {"whole with requests", 0.94 * kStepBytes, 0.5, 1 / 0.5, 1 / 0.5},
+  };
+  auto resolver = Resolver();
+  for (const SaturatedCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<BurstEvent> saturated;
+    for (double t = 60; t < 100; t += c.piece_every_s) {
+      auto piece = Train("198.18.0.20", t, 1, 1, FlowDirection::kReceive,
+                         static_cast<uint64_t>(c.piece_bytes));
+      piece[0].end_s = t + 0.6 * c.piece_every_s;  // busy, then a TCP stall
+      saturated.push_back(piece[0]);
+    }
+    StepRateTracker tracker;
+    tracker.Add(Train("198.18.0.20", 0, 0.2, 300, FlowDirection::kReceive,
+                      static_cast<uint64_t>(kStepBytes)),
+                resolver);
+    for (double t = 3; t < 60; t += 3) tracker.Rates(t);
+    tracker.Add(saturated, resolver);
+    for (double t = 63; t < 100; t += 3) tracker.Rates(t);
+    const auto rates = tracker.Rates(100);
+    ASSERT_TRUE(rates.at("w0").steps_per_second.has_value());
+    EXPECT_NEAR(*rates.at("w0").steps_per_second, c.true_rate,
+                0.05 * c.true_rate);
+
+    StepRateTracker never_whole;
+    never_whole.Add(saturated, resolver);
+    const auto comb = never_whole.Rates(100);
+    ASSERT_TRUE(comb.at("w0").steps_per_second.has_value());
+    EXPECT_NEAR(*comb.at("w0").steps_per_second, c.rate_never_whole,
+                0.05 * c.rate_never_whole);
+  }
+}
+
+TEST(PiecesOfKnownStep, OnlyWholeTrainsAFractionOfTheStep) {
+  PeriodEstimate e;
+  e.whole_exchanges = true;
+  e.step_bytes = 350'000;
+  EXPECT_TRUE(PiecesOfKnownStep(e, 2'800'000));
+  e.step_bytes = 1'866'666;  // 1.5 pieces a step
+  EXPECT_TRUE(PiecesOfKnownStep(e, 2'800'000));
+  e.step_bytes = 1'900'000;
+  EXPECT_FALSE(PiecesOfKnownStep(e, 2'800'000));
+  e.step_bytes = 5'600'000;  // two steps joined: the comb's business
+  EXPECT_FALSE(PiecesOfKnownStep(e, 2'800'000));
+  e.step_bytes = 0;  // size unknown
+  EXPECT_FALSE(PiecesOfKnownStep(e, 2'800'000));
+  e.step_bytes = 350'000;
+  e.whole_exchanges = false;  // cut trains count by size anyway
+  EXPECT_FALSE(PiecesOfKnownStep(e, 2'800'000));
+}
+
 // An IO stall stretches a 0.4 s step to 4 s: three long gaps in a row
 // override the window's estimate, which still holds the fast steps.
 TEST_F(StepRateTrackerTest, FollowsASlowdownAfterThreeSteps) {

@@ -325,7 +325,7 @@ json Report(
   return r;
 }
 
-TEST(ClusterVerifyTest, NeedsTheClusterViewAndOneNodeView) {
+TEST(ClusterVerifyTest, NeedsTheClusterViewsAndTheNodesThatHoldEnough) {
   Scenario s = ParseScenario(Cluster());
   ClusterVerify v(s, {"node-a", "node-b", "node-c"});
   // Node view only: not yet detected.
@@ -341,6 +341,14 @@ TEST(ClusterVerifyTest, NeedsTheClusterViewAndOneNodeView) {
   v.Observe(
       "cluster_triage",
       Report({{"hot_parameter_server", "ctr-ps-0", "node-a", "critical"}}), 14);
+  // A job-wide kind: node-b and node-c hold workers of the job (which talk
+  // to every PS), so they must name it as well.
+  EXPECT_EQ(v.DetectedCount(), 0u);
+  for (const char* node : {"node-b", "node-c"})
+    v.Observe(
+        node,
+        Report({{"hot_parameter_server", "ctr-ps-0", "node-a", "warning"}}),
+        15);
   EXPECT_EQ(v.DetectedCount(), 1u);
   // A node-level expectation with a required severity: warning counts,
   // info does not; node-a's allowed saturation is not unexpected.
@@ -360,12 +368,18 @@ TEST(ClusterVerifyTest, NeedsTheClusterViewAndOneNodeView) {
   EXPECT_EQ(
       r["detected"][0],
       json::parse(R"({"kind": "network_saturated", "pod": "", "node": "node-b",
-                            "after_s": 15.0})"));
-  EXPECT_EQ(r["detected"][1]["after_s"], 14.0);
+                      "after_s": 15.0,
+                      "required_views": ["cluster", "cluster_triage",
+                                         "node-b"]})"));
+  EXPECT_EQ(r["detected"][1]["after_s"], 15.0);
+  EXPECT_EQ(r["detected"][1]["required_views"],
+            json::parse(R"(["cluster", "cluster_triage", "node-a", "node-b",
+                            "node-c"])"));
   ASSERT_TRUE(r["views"].is_object());
   EXPECT_EQ(r["views"]["cluster"]["detected"].size(), 2u);
   EXPECT_EQ(r["views"]["node-a"]["missing"].size(), 1u);
-  EXPECT_EQ(r["views"]["node-c"]["missing"].size(), 2u);
+  EXPECT_EQ(r["views"]["node-a"]["missing"][0]["required"], false);
+  EXPECT_EQ(r["views"]["node-c"]["missing"].size(), 1u);
   EXPECT_EQ(v.ResultJson().dump().substr(0, 40),
             R"({"scenario":"c","passed":true,"detected")");
 
@@ -401,7 +415,8 @@ TEST(ClusterVerifyTest, MissingFromTheTriagedClusterViewFails) {
   const json both =
       Report({{"hot_parameter_server", "ctr-ps-0", "node-a", "warning"},
               {"network_saturated", "", "node-b", "warning"}});
-  v.Observe("node-a", both, 10);
+  for (const char* node : {"node-a", "node-b", "node-c"})
+    v.Observe(node, both, 10);
   v.Observe("cluster", both, 12);
   v.Observe("cluster_triage",
             Report({{"hot_parameter_server", "ctr-ps-0", "node-a", "warning"}}),
@@ -410,7 +425,10 @@ TEST(ClusterVerifyTest, MissingFromTheTriagedClusterViewFails) {
   EXPECT_EQ(r["passed"], false);
   EXPECT_EQ(r["missing"],
             json::parse(R"([{"kind": "network_saturated", "pod": "",
-                             "node": "node-b"}])"));
+                             "node": "node-b",
+                             "required_views": ["cluster", "cluster_triage",
+                                                "node-b"],
+                             "missing_from": ["cluster_triage"]}])"));
   EXPECT_EQ(r["views"]["cluster_triage"]["missing"].size(), 1u);
 }
 

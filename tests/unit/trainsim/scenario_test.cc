@@ -139,8 +139,13 @@ TEST(ScenarioTest, BadFilesNameFieldAndProblem) {
       {"absurd variable count",
        [](json& d) { d["jobs"][0]["variables"][0]["count"] = 1000000000000; },
        "jobs[0].variables[0].count: more than 10000 variables"},
+      {"negative step_ms", [](json& d) { d["jobs"][0]["step_ms"] = -1; },
+       "jobs[0].step_ms: must not be negative"},
       {"negative compute", [](json& d) { d["jobs"][0]["compute_ms"] = -1; },
        "jobs[0].compute_ms: must not be negative"},
+      {"unknown compute device",
+       [](json& d) { d["jobs"][0]["compute_on"] = "gpu"; },
+       "jobs[0].compute_on: unknown compute device \"gpu\""},
       {"negative memory",
        [](json& d) {
          d["jobs"][0]["resources"]["ps"]["memory_limit_bytes"] = -1;
@@ -224,6 +229,23 @@ TEST(ScenarioTest, BadFilesNameFieldAndProblem) {
   }
 }
 
+// Third edition: step_ms 0 runs the steps back to back (free-running).
+TEST(ScenarioTest, StepMsZeroIsFreeRunning) {
+  json doc = Example();
+  doc["jobs"][0]["step_ms"] = 0;
+  EXPECT_EQ(ParseScenario(doc).jobs[0].step_ms, 0);
+  doc["jobs"][0].erase("step_ms");
+  EXPECT_EQ(ParseScenario(doc).jobs[0].step_ms, 1000);
+}
+
+// A worker's compute on an accelerator: wall time with its CPU idle.
+TEST(ScenarioTest, ComputeOn) {
+  json doc = Example();
+  EXPECT_EQ(ParseScenario(doc).jobs[0].compute_on, ComputeOn::kCpu);
+  doc["jobs"][0]["compute_on"] = "accelerator";
+  EXPECT_EQ(ParseScenario(doc).jobs[0].compute_on, ComputeOn::kAccelerator);
+}
+
 TEST(ScenarioTest, NotJson) {
   EXPECT_THROW(ParseScenarioText("{nope"), ScenarioError);
 }
@@ -293,7 +315,7 @@ TEST(ScenarioTest, ShippedScenariosCoverStepTimes) {
     const Scenario s = LoadScenarioFile(e.path().string());
     if (!s.skip_step_rate_check.empty()) continue;
     for (const Job& job : s.jobs) {
-      if (job.program) continue;
+      if (job.program || job.step_ms == 0) continue;  // free-running
       fastest = std::min(fastest, job.step_ms);
       slowest = std::max(slowest, job.step_ms);
     }

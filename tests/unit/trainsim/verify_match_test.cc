@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cluster_verify.h"
+#include "layout.h"
 
 namespace trainsim {
 namespace {
@@ -137,14 +138,234 @@ TEST(VerifyMatchTest, ClusterViewsReportWrongSeverity) {
   const json info = Report({{"hot_parameter_server", "ctr-ps-0", "info"}});
   v.Observe(ClusterVerify::kClusterView, info, 4);
   v.Observe(ClusterVerify::kClusterTriageView, info, 4);
+  // node-a holds a worker, so it must name it (as info): it does, then
+  // raises it to warning.
+  v.Observe("node-a", info, 4);
   v.Observe("node-a", Report({{"hot_parameter_server", "ctr-ps-0", "warning"}}),
-            4);
+            6);
   v.Observe("node-b", info, 4);
   json r = json::parse(v.ResultJson().dump());
   EXPECT_EQ(r["passed"], false);
   EXPECT_EQ(r["missing"], json::array());
   ASSERT_EQ(r["unexpected"].size(), 1u);
   EXPECT_EQ(r["unexpected"][0]["expected_severity"], "info");
+}
+
+// A cluster scenario of one job (`job`: the job's keys) on `nodes` nodes
+// named node-a, node-b, ... with one expect entry.
+Scenario OneJob(int nodes, const std::string& job, const std::string& expect) {
+  std::string names;
+  for (int k = 0; k < nodes; ++k)
+    names += std::string(k ? ", " : "") + "{\"name\": \"node-" +
+             static_cast<char>('a' + k) + "\"}";
+  return ParseScenarioText(R"({"name": "v", "nodes": [)" + names +
+                           R"(], "jobs": [{"name": "j", )" + job +
+                           R"(}], "expect": [)" + expect + "]}");
+}
+
+struct RequiredCase {
+  const char* name;
+  int nodes;
+  const char* job;
+  const char* expect;
+  std::vector<std::string> required;  // node views, declared order
+};
+
+TEST(ViewRuleTest, WhichNodeViewsMustName) {
+  const std::vector<RequiredCase> cases = {
+      // PS i, worker j on node (i, j) mod 3: rank-worker-2's node holds two
+      // workers (too few to compare); node-a and node-b each hold a PS that
+      // serves all six workers and compares them from its side.
+      {"straggler, cross-node, PS side",
+       3,
+       R"("ps": 2, "workers": 6, "layout": "ps_with_workers",
+          "variables": [{"name": "w", "bytes": 300000, "count": 2}])",
+       R"({"kind": "straggler_worker", "pod": "j-worker-2"})",
+       {"node-a", "node-b"}},
+      // One variable: only ps-0 (node-a) serves; ps-1 on node-b sees none.
+      {"straggler, PS without variables",
+       2,
+       R"("ps": 2, "workers": 4, "layout": "ps_with_workers",
+          "variables": [{"name": "w", "bytes": 300000}])",
+       R"({"kind": "straggler_worker", "pod": "j-worker-1"})",
+       {"node-a"}},
+      // Four workers on node-b, with the suspect; node-a has the PS.
+      {"straggler, local workers and the PS side",
+       2,
+       R"("ps": 1, "workers": 4, "layout": "ps_isolated", "ps_nodes": 1)",
+       R"({"kind": "straggler_worker", "pod": "j-worker-2"})",
+       {"node-a", "node-b"}},
+      // Three local workers on node-b but the suspect is on node-c: node-b
+      // compares its own workers only; node-a (the PS) holds enough.
+      {"straggler elsewhere than the compared workers",
+       3,
+       R"("ps": 1, "workers": 4, "layout": "ps_isolated", "ps_nodes": 1,
+          "pod_nodes": {"j-worker-1": "node-b", "j-worker-3": "node-c"})",
+       R"({"kind": "straggler_worker", "pod": "j-worker-3"})",
+       {"node-a"}},
+      // Synchronous workers move the same bytes: only the cause rule, which
+      // needs three local workers with the suspect. Spread: one each.
+      {"straggler, ps_sync, spread",
+       3,
+       R"("kind": "ps_sync", "ps": 1, "workers": 3, "layout": "spread",
+          "variables": [{"name": "w", "bytes": 300000}])",
+       R"({"kind": "straggler_worker", "pod": "j-worker-1"})",
+       {}},
+      {"allreduce straggler, one rank per node",
+       4,
+       R"("kind": "allreduce", "ps": 0, "workers": 4, "gradient_bytes": 1000000, "layout": "spread")",
+       R"({"kind": "allreduce_straggler", "pod": "j-worker-1"})",
+       {}},
+      {"allreduce straggler with a peer rank",
+       2,
+       R"("kind": "allreduce", "ps": 0, "workers": 4, "gradient_bytes": 1000000,
+          "layout": "ps_with_workers")",
+       R"({"kind": "allreduce_straggler", "pod": "j-worker-1"})",
+       {"node-b"}},
+      // node-a holds every PS and no worker; node-b and node-c a worker.
+      {"hot PS, every PS on one node",
+       3,
+       R"("ps": 2, "workers": 2, "layout": "ps_isolated", "ps_nodes": 1)",
+       R"({"kind": "hot_parameter_server", "pod": "j-ps-0"})",
+       {"node-a", "node-b", "node-c"}},
+      // node-a and node-b hold some PS each and no worker: neither judges.
+      {"hot PS, PS split over nodes",
+       4,
+       R"("ps": 3, "workers": 1, "layout": "ps_isolated", "ps_nodes": 2)",
+       R"({"kind": "hot_parameter_server", "pod": "j-ps-0"})",
+       {"node-c"}},
+      {"input IO, suspect with two peers",
+       2,
+       R"("ps": 1, "workers": 3, "layout": "ps_isolated", "ps_nodes": 1)",
+       R"({"kind": "input_io_bound", "pod": "j-worker-0"})",
+       {"node-b"}},
+      {"input IO, suspect with one peer",
+       3,
+       R"("ps": 1, "workers": 4, "layout": "ps_isolated", "ps_nodes": 1)",
+       R"({"kind": "input_io_bound", "pod": "j-worker-0"})",
+       {}},
+      // Single-pod kinds: the pod's node, whatever else it holds.
+      {"single pod",
+       3,
+       R"("ps": 1, "workers": 4, "layout": "ps_isolated", "ps_nodes": 1)",
+       R"({"kind": "cpu_throttled", "pod": "j-worker-1"})",
+       {"node-c"}},
+      {"single PS pod",
+       3,
+       R"("ps": 1, "workers": 4, "layout": "ps_isolated", "ps_nodes": 1)",
+       R"({"kind": "parameter_server_cpu_saturated", "pod": "j-ps-0"})",
+       {"node-a"}},
+      {"node level",
+       3,
+       R"("ps": 1, "workers": 2, "layout": "spread")",
+       R"({"kind": "network_saturated", "node": "node-b"})",
+       {"node-b"}},
+  };
+  for (const RequiredCase& c : cases) {
+    Scenario s = OneJob(c.nodes, c.job, c.expect);
+    const Layout layout = MakeLayout(s, "0a1b2c3d");
+    EXPECT_EQ(NodesThatMustName(layout, s.expect.at(0)), c.required) << c.name;
+    std::vector<std::string> views = {ClusterVerify::kClusterView,
+                                      ClusterVerify::kClusterTriageView};
+    views.insert(views.end(), c.required.begin(), c.required.end());
+    std::vector<std::string> nodes;
+    for (const NodeSpec& n : s.nodes) nodes.push_back(n.name);
+    EXPECT_EQ(ClusterVerify(s, nodes).RequiredViews(0), views) << c.name;
+  }
+}
+
+json Named(const std::string& kind, const std::string& pod) {
+  return Report({{kind, pod, "warning"}});
+}
+
+void ObserveAll(ClusterVerify& v, const std::vector<std::string>& views,
+                const json& report, double at) {
+  for (const std::string& view : views) v.Observe(view, report, at);
+}
+
+TEST(ViewRuleTest, CrossNodeStragglerNamedOnlyByTheClusterViews) {
+  Scenario s = OneJob(
+      4,
+      R"("kind": "allreduce", "ps": 0, "workers": 4, "gradient_bytes": 1000000,
+                          "layout": "spread")",
+      R"({"kind": "allreduce_straggler", "pod": "j-worker-1"})");
+  ClusterVerify v(s, {"node-a", "node-b", "node-c", "node-d"});
+  const json named = Named("allreduce_straggler", "j-worker-1");
+  v.Observe(ClusterVerify::kClusterView, named, 6);
+  EXPECT_EQ(v.DetectedCount(), 0u);  // the triaged view too
+  v.Observe(ClusterVerify::kClusterTriageView, named, 8);
+  EXPECT_EQ(v.DetectedCount(), 1u);
+  json r = json::parse(v.ResultJson().dump());
+  EXPECT_EQ(r["passed"], true) << r.dump();
+  EXPECT_EQ(r["detected"], json::parse(R"([{"kind": "allreduce_straggler",
+      "pod": "j-worker-1", "after_s": 8.0,
+      "required_views": ["cluster", "cluster_triage"]}])"));
+  EXPECT_EQ(r["views"]["node-b"]["missing"],
+            json::parse(R"([{"kind": "allreduce_straggler",
+                "pod": "j-worker-1", "required": false}])"));
+  EXPECT_EQ(r["views"]["cluster"]["detected"][0]["required"], true);
+}
+
+TEST(ViewRuleTest, SinglePodExpectationNeedsItsOwnNode) {
+  // ps_isolated: ps-0 on node-a, workers on node-b and node-c in turn.
+  Scenario s = OneJob(3,
+                      R"("ps": 1, "workers": 2, "layout": "ps_isolated",
+                          "ps_nodes": 1)",
+                      R"({"kind": "cpu_throttled", "pod": "j-worker-0"})");
+  ClusterVerify v(s, {"node-a", "node-b", "node-c"});
+  const json named = Named("cpu_throttled", "j-worker-0");
+  ObserveAll(v, {"cluster", "cluster_triage", "node-a", "node-c"}, named, 10);
+  EXPECT_EQ(v.DetectedCount(), 0u);
+  json r = json::parse(v.ResultJson().dump());
+  EXPECT_EQ(r["passed"], false);
+  EXPECT_EQ(r["missing"], json::parse(R"([{"kind": "cpu_throttled",
+      "pod": "j-worker-0",
+      "required_views": ["cluster", "cluster_triage", "node-b"],
+      "missing_from": ["node-b"]}])"));
+  EXPECT_EQ(r["views"]["node-c"]["detected"][0]["required"], false);
+  EXPECT_EQ(r["views"]["node-b"]["missing"][0]["required"], true);
+  v.Observe("node-b", named, 12);
+  r = json::parse(v.ResultJson().dump());
+  EXPECT_EQ(r["passed"], true) << r.dump();
+  EXPECT_EQ(r["detected"][0]["after_s"], 12.0);
+  EXPECT_EQ(r["detected"][0]["required_views"],
+            json::parse(R"(["cluster", "cluster_triage", "node-b"])"));
+}
+
+TEST(ViewRuleTest, HotPsRequiredWhereANodeHoldsEveryPs) {
+  Scenario s = OneJob(3,
+                      R"("ps": 2, "workers": 2, "layout": "ps_isolated",
+                          "ps_nodes": 1)",
+                      R"({"kind": "hot_parameter_server", "pod": "j-ps-0"})");
+  ClusterVerify v(s, {"node-a", "node-b", "node-c"});
+  const json named = Named("hot_parameter_server", "j-ps-0");
+  ObserveAll(v, {"cluster", "cluster_triage", "node-b", "node-c"}, named, 8);
+  json r = json::parse(v.ResultJson().dump());
+  EXPECT_EQ(r["passed"], false);
+  EXPECT_EQ(r["missing"][0]["missing_from"], json::parse(R"(["node-a"])"));
+  v.Observe("node-a", named, 9);
+  EXPECT_EQ(v.DetectedCount(), 1u);
+  r = json::parse(v.ResultJson().dump());
+  EXPECT_EQ(r["passed"], true);
+  EXPECT_EQ(r["detected"][0]["after_s"], 9.0);
+}
+
+TEST(ViewRuleTest, UnexpectedInANodeViewThatNeedNotNameFails) {
+  Scenario s = OneJob(
+      4,
+      R"("kind": "allreduce", "ps": 0, "workers": 4, "gradient_bytes": 1000000,
+                          "layout": "spread")",
+      R"({"kind": "allreduce_straggler", "pod": "j-worker-1"})");
+  ClusterVerify v(s, {"node-a", "node-b", "node-c", "node-d"});
+  ObserveAll(v, {"cluster", "cluster_triage"},
+             Named("allreduce_straggler", "j-worker-1"), 6);
+  v.Observe("node-d", Named("memory_pressure", "j-worker-3"), 7);
+  json r = json::parse(v.ResultJson().dump());
+  EXPECT_EQ(r["passed"], false);
+  EXPECT_EQ(r["missing"], json::array());
+  EXPECT_EQ(
+      r["unexpected"],
+      json::parse(R"([{"kind": "memory_pressure", "pod": "j-worker-3"}])"));
 }
 
 }  // namespace

@@ -170,6 +170,61 @@ TEST(WhatIfTest, MissingDataNamed) {
             std::string::npos);
 }
 
+// Results of one scaling run, as `verify --results` writes them (the
+// fields CompareScaling reads).
+json ScalingRun(const std::string& name, double true_rate,
+                std::optional<double> forecast) {
+  json evidence = json::object();
+  if (forecast)
+    evidence["headroom"] = {{"workers", 4},
+                            {"max_workers", 9.2},
+                            {"max_steps_per_second", *forecast}};
+  return {
+      {"scenario", name},
+      {"pods",
+       {{"ctr-ps-0", {{"namespace", "training"}, {"training_job", "ctr"}}}}},
+      {"jobs",
+       {{{"namespace", "training"},
+         {"training_job", "ctr"},
+         {"true_steps_per_second", true_rate}}}},
+      {"diagnoses",
+       {{{"kind", "hot_parameter_server"},
+         {"pod", "ctr-ps-0"},
+         {"last", {{"evidence", evidence}}}}}}};
+}
+
+TEST(ScalingTest, ForecastAgainstThePlateauOfTheLargerRuns) {
+  const json four = ScalingRun("w4", 13.6, 31.4);
+  const std::vector<json> more = {ScalingRun("w8", 27.3, std::nullopt),
+                                  ScalingRun("w12", 31.1, std::nullopt)};
+  ScalingResult r =
+      CompareScaling(four, more, "hot_parameter_server", "ctr-ps-0", 0.25);
+  EXPECT_TRUE(r.passed);
+  EXPECT_EQ(r.plateau_run, "w12");
+  EXPECT_NEAR(r.plateau, 31.1, 1e-9);
+  EXPECT_NEAR(r.error, 31.4 / 31.1 - 1, 1e-9);
+  EXPECT_EQ(r.workers, 4u);
+  // A forecast the larger runs never approach: they kept scaling.
+  r = CompareScaling(ScalingRun("w4", 13.6, 60), more, "hot_parameter_server",
+                     "ctr-ps-0", 0.25);
+  EXPECT_FALSE(r.passed);
+  // A job that outgrew its forecast by far.
+  r = CompareScaling(ScalingRun("w4", 13.6, 20), more, "hot_parameter_server",
+                     "ctr-ps-0", 0.25);
+  EXPECT_FALSE(r.passed);
+}
+
+TEST(ScalingTest, WithoutAForecastItSaysWhatIsMissing) {
+  try {
+    CompareScaling(ScalingRun("w4", 13.6, std::nullopt), {},
+                   "hot_parameter_server", "ctr-ps-0", 0.25);
+    FAIL() << "compared without a forecast";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("headroom.max_steps_per_second"),
+              std::string::npos);
+  }
+}
+
 TEST(RunResultsTest, WrittenAtomically) {
   const std::string dir = ::testing::TempDir() + "/trainsim-results";
   std::filesystem::remove_all(dir);
