@@ -35,7 +35,8 @@ struct AgentConfig {
   PodFilter pod_filter{.training_only = true};
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string log_level = "info";
-  int history_size = 60;  // what the diagnosis reads: 5 min at 5 s
+  std::string log_format = "text";  // "text" | "json" (log_format.h)
+  int history_size = 60;            // what the diagnosis reads: 5 min at 5 s
   // --flows, --pcap-*, --training-ports, --flow-map-entries,
   // --step-burst-gap, --cgroup2-path.
   FlowsOptions flows;

@@ -231,6 +231,12 @@ void AddLogFlags(CLI::App& app, AgentConfig& cfg) {
       ->capture_default_str()
       ->check(CLI::IsMember(
           {"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  app.add_option("--log-format", cfg.log_format,
+                 "text (time, level, message) or json (one object per "
+                 "line: ts, level, component, msg)")
+      ->envname("TRAINSCOPE_LOG_FORMAT")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"text", "json"}));
 }
 
 void AddAgentFlags(CLI::App& app, AgentConfig& cfg, FlagText& text) {

@@ -9,6 +9,7 @@
 
 #include "agent.h"
 #include "config.h"
+#include "log_format.h"
 
 // glibc gives each thread that allocates its own arena (up to 8 per core),
 // and every arena keeps the high-water mark of what passed through it: the
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
   auto config = std::get<trainscope::AgentConfig>(std::move(parsed));
 
   spdlog::set_default_logger(spdlog::stderr_color_mt("trainscope"));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");
+  trainscope::UseLogFormat(config.log_format);
   spdlog::set_level(spdlog::level::from_str(config.log_level));
 
   // Signals are taken synchronously by this thread only; every thread the

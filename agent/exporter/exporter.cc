@@ -1,12 +1,11 @@
 #include "exporter/exporter.h"
 
 #include <malloc.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
-#include <sstream>
 
+#include "exporter/process_stat.h"
 #include "trainscope/file_util.h"
 #include "version.h"
 
@@ -14,36 +13,6 @@ namespace trainscope {
 namespace {
 
 using prometheus::MetricType;
-
-// utime + stime and RSS of this process, from /proc/self/stat. The agent's
-// own cost is the first thing an SRE checks, so it is always exported.
-struct ProcessUsage {
-  std::optional<double> cpu_seconds;
-  std::optional<double> resident_bytes;
-};
-
-ProcessUsage ReadSelfUsage() {
-  ProcessUsage usage;
-  auto stat = ReadSmallFile("/proc/self/stat");
-  if (!stat) return usage;
-  // Fields after the ")" that closes the command name; utime is field 14,
-  // stime 15 and rss 24 (1-based over the whole line).
-  size_t close = stat->rfind(')');
-  if (close == std::string::npos) return usage;
-  std::istringstream in(stat->substr(close + 2));
-  std::string field;
-  double utime = 0, stime = 0, rss_pages = 0;
-  for (int i = 3; i <= 24 && in >> field; ++i) {
-    if (i == 14) utime = std::strtod(field.c_str(), nullptr);
-    if (i == 15) stime = std::strtod(field.c_str(), nullptr);
-    if (i == 24) rss_pages = std::strtod(field.c_str(), nullptr);
-  }
-  usage.cpu_seconds =
-      (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-  usage.resident_bytes =
-      rss_pages * static_cast<double>(::sysconf(_SC_PAGESIZE));
-  return usage;
-}
 
 // What glibc's malloc holds, over all its arenas. RSS alone cannot tell a
 // leak (live bytes that grow) from freed memory the allocator keeps in
@@ -148,16 +117,40 @@ void Exporter::AppendSelfFamilies(
                 MetricType::Gauge)
       .Add({}, last_render_seconds_.load())
       .MoveInto(out);
-  ProcessUsage usage = ReadSelfUsage();
+  // The agent's own cost is the first thing an SRE checks, so it is always
+  // exported, under the names every Prometheus client library uses.
+  const ProcessStat self = ReadSelfProcessStat();
   FamilyBuilder("process_cpu_seconds_total",
                 "User and system CPU time of the agent process, in seconds.",
                 MetricType::Counter)
-      .Add({}, usage.cpu_seconds)
+      .Add({}, self.cpu_seconds)
       .MoveInto(out);
   FamilyBuilder("process_resident_memory_bytes",
                 "Resident memory of the agent process, in bytes.",
                 MetricType::Gauge)
-      .Add({}, usage.resident_bytes)
+      .Add({}, self.resident_bytes)
+      .MoveInto(out);
+  FamilyBuilder("process_virtual_memory_bytes",
+                "Virtual memory size of the agent process, in bytes.",
+                MetricType::Gauge)
+      .Add({}, self.virtual_bytes)
+      .MoveInto(out);
+  FamilyBuilder("process_start_time_seconds",
+                "Start time of the agent process since the Unix epoch, in "
+                "seconds.",
+                MetricType::Gauge)
+      .Add({}, self.start_time_seconds)
+      .MoveInto(out);
+  FamilyBuilder("process_open_fds",
+                "File descriptors the agent process has open.",
+                MetricType::Gauge)
+      .Add({}, self.open_fds)
+      .MoveInto(out);
+  FamilyBuilder("process_max_fds",
+                "The agent process's limit of open file descriptors "
+                "(RLIMIT_NOFILE, soft).",
+                MetricType::Gauge)
+      .Add({}, self.max_fds)
       .MoveInto(out);
   const HeapUsage heap = ReadHeapUsage();
   FamilyBuilder("trainscope_agent_heap_in_use_bytes",

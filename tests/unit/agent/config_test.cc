@@ -63,6 +63,7 @@ TEST(ConfigTest, BadInputExitsNonZero) {
       {"--host-proc", "/nonexistent/proc"},
       {"--cgroup-root", "/etc/hostname"},  // not a directory
       {"--log-level", "loud"},
+      {"--log-format", "xml"},
       {"--peer-pods-namespaces", "Training"},  // not a namespace name
       {"--discovery", "cgroup", "--peer-pods-selector", "job"},
       {"--node-link-mbit", "-5"},
@@ -195,6 +196,8 @@ TEST(ConfigTest, HelpListsEveryFlagWithItsEnvironmentVariable) {
                            "--cgroup-root",
                            "--nvml-library",
                            "--log-level",
+                           "--log-format",
+                           "TRAINSCOPE_LOG_FORMAT",
                            "--role-labels",
                            "--peer-pods-selector",
                            "--peer-pods-namespaces",
