@@ -24,8 +24,8 @@ std::pair<std::string_view, std::string_view> SplitComponent(
     std::string_view text) {
   constexpr size_t kLongestTag = 40;
   if (!text.starts_with('[')) return {{}, text};
-  const size_t close = text.find(']');
-  if (close == std::string_view::npos || close > kLongestTag) return {{}, text};
+  const size_t close = text.find(']');  // npos is past kLongestTag too
+  if (close > kLongestTag) return {{}, text};
   const std::string_view tag = text.substr(1, close - 1);
   if (tag.empty() || tag.find(' ') != std::string_view::npos) return {{}, text};
   std::string_view rest = text.substr(close + 1);
