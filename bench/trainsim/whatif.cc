@@ -34,17 +34,24 @@ double Rate(const json& job, const char* key, const std::string& what) {
   return job[key].get<double>();
 }
 
+// The namespace and training job of `pod` in a results file.
+std::pair<std::string, std::string> JobOfPod(const json& results,
+                                             const std::string& pod,
+                                             const char* which) {
+  const json pods = results.value("pods", json::object());
+  if (!pods.contains(pod) || !pods[pod].is_object())
+    Missing(fmt::format("no pod {} in the {} results", pod, which));
+  return {pods[pod].value("namespace", ""),
+          pods[pod].value("training_job", "")};
+}
+
 }  // namespace
 
 WhatIfResult CompareWhatIf(const json& diagnosed, const json* fixed,
                            const std::string& kind, const std::string& pod,
                            double tolerance) {
   WhatIfResult r;
-  const json pods = diagnosed.value("pods", json::object());
-  if (!pods.contains(pod) || !pods[pod].is_object())
-    Missing("no pod " + pod + " in the results");
-  const std::string ns = pods[pod].value("namespace", "");
-  const std::string name = pods[pod].value("training_job", "");
+  const auto [ns, name] = JobOfPod(diagnosed, pod, "diagnosed run's");
   r.job = ns + "/" + name;
 
   std::optional<double> predicted;
@@ -91,11 +98,7 @@ ScalingResult CompareScaling(const json& forecast_run,
                              const std::string& kind, const std::string& pod,
                              double tolerance) {
   ScalingResult r;
-  const json pods = forecast_run.value("pods", json::object());
-  if (!pods.contains(pod) || !pods[pod].is_object())
-    Missing("no pod " + pod + " in the forecast run's results");
-  const std::string ns = pods[pod].value("namespace", "");
-  const std::string name = pods[pod].value("training_job", "");
+  const auto [ns, name] = JobOfPod(forecast_run, pod, "forecast run's");
   r.job = ns + "/" + name;
   std::optional<json> headroom;
   for (const json& d : forecast_run.value("diagnoses", json::array())) {

@@ -141,16 +141,22 @@ TEST(HeadroomTest, NodeUplinkLeavesOtherTenantsOut) {
   EXPECT_NEAR(top.load_factor, 3, 1e-6);
 }
 
-// A hot PS in a paced job costs little now, but its link leaves the job
-// no room to grow: a warning that says where scaling stops.
-TEST(HeadroomTest, HotPsWithoutHeadroomWarns) {
-  const Window tight = Job({{2 * MB, 0.2 * MB}, {4.8 * MB, 4.8 * MB}, 4, 3});
-  const WindowStats stats = ComputeStats(tight);
+// The hot-PS findings of a window, with its forecast computed.
+std::vector<Finding> HotPsFindings(const Window& w) {
+  const WindowStats stats = ComputeStats(w);
   const auto jobs = ComputeJobTraffic(stats);
   const auto headroom = ComputeHeadroom(stats, jobs, ComputeJobSpeeds(stats));
   DetectorInput in{stats, stats, jobs, jobs, &headroom};
   std::vector<Finding> found;
   DetectHotParameterServer(in, {}, {}, found);
+  return found;
+}
+
+// A hot PS in a paced job costs little now, but its link leaves the job
+// no room to grow: a warning that says where scaling stops.
+TEST(HeadroomTest, HotPsWithoutHeadroomWarns) {
+  const auto found =
+      HotPsFindings(Job({{2 * MB, 0.2 * MB}, {4.8 * MB, 4.8 * MB}, 4, 3}));
   ASSERT_EQ(found.size(), 1u);
   const Diagnosis& d = found[0].diagnosis;
   EXPECT_EQ(d.pod, "ctr-ps-0");
@@ -161,13 +167,8 @@ TEST(HeadroomTest, HotPsWithoutHeadroomWarns) {
       << d.summary;
 
   // The same skew with a link 10x wider: the cost model alone decides.
-  const Window roomy = Job({{2 * MB, 0.2 * MB}, {48 * MB, 48 * MB}, 4, 3});
-  const WindowStats s2 = ComputeStats(roomy);
-  const auto j2 = ComputeJobTraffic(s2);
-  const auto h2 = ComputeHeadroom(s2, j2, ComputeJobSpeeds(s2));
-  DetectorInput in2{s2, s2, j2, j2, &h2};
-  std::vector<Finding> f2;
-  DetectHotParameterServer(in2, {}, {}, f2);
+  const auto f2 =
+      HotPsFindings(Job({{2 * MB, 0.2 * MB}, {48 * MB, 48 * MB}, 4, 3}));
   ASSERT_EQ(f2.size(), 1u);
   EXPECT_FALSE(f2[0].diagnosis.evidence.contains("severity_from"));
   EXPECT_EQ(f2[0].diagnosis.summary.find("Adding workers"), std::string::npos);
