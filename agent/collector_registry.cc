@@ -3,6 +3,7 @@
 #include "cgroup/cgroup_collector.h"
 #include "cgroup/pod_families.h"
 #include "exporter/collector_families.h"
+#include "exporter/pod_status_families.h"
 #include "flows/flows_collector.h"
 #include "flows/flows_families.h"
 #include "gpu/gpu_collector.h"
@@ -74,6 +75,8 @@ std::vector<FamilySection> CollectorSections() {
   std::vector<FamilySection> sections;
   for (const CollectorEntry& entry : CollectorRegistry())
     if (entry.section) sections.push_back(entry.section);
+  // Every pod's API status, whichever collectors run.
+  sections.push_back(AppendPodStatusFamilies);
   sections.push_back(AppendCollectorFamilies);
   return sections;
 }

@@ -1,5 +1,8 @@
 #include "config_flags.h"
 
+#include <chrono>
+#include <string>
+
 #include "http_flags.h"
 #include "trainscope/flag_checks.h"
 #include "version.h"
@@ -66,6 +69,17 @@ void AddDiscoveryFlags(CLI::App& app, AgentConfig& cfg, FlagText& text) {
                  "CA bundle to verify an https --kube-api (default in a "
                  "cluster: the service-account ca.crt)")
       ->envname("TRAINSCOPE_KUBE_CA_FILE");
+  app.add_option_function<int>(
+         "--kube-watch-timeout",
+         [&cfg](int seconds) {
+           cfg.discovery.watch_timeout = std::chrono::seconds(seconds);
+         },
+         "apiserver discovery: seconds each watch asks the API server to "
+         "run (timeoutSeconds) before it is renewed from the last "
+         "resourceVersion (docs/discovery.md)")
+      ->envname("TRAINSCOPE_KUBE_WATCH_TIMEOUT")
+      ->default_str(std::to_string(DiscoveryConfig{}.watch_timeout.count()))
+      ->check(CLI::Range(1, 3600));
   app.add_option("--peer-pods-selector", cfg.discovery.peer_pods_selector,
                  "apiserver discovery: also list/watch the training pods of "
                  "every node, only to name flow peers on other nodes (they "

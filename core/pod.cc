@@ -63,6 +63,13 @@ std::vector<std::string_view> RoleLabelValues() {
     out.push_back(RoleName(r));
   }
   out.push_back("server");  // MXJob's parameter servers (ParseRole)
+  // Names only one label key reads as roles (discovery/batch_jobs.h): the
+  // Kubeflow Trainer's `node` and JobSet's plural `workers` replicated
+  // jobs, Volcano's MPI example tasks. A selector that names them fetches
+  // at most a few more pods; identity inference still decides.
+  for (std::string_view v : {"mpimaster", "mpiworker", "node", "workers"}) {
+    out.push_back(v);
+  }
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -91,6 +98,12 @@ std::string_view JobKindName(JobKind kind) {
       return "PaddleJob";
     case JobKind::kJAXJob:
       return "JAXJob";
+    case JobKind::kTrainJob:
+      return "TrainJob";
+    case JobKind::kJobSet:
+      return "JobSet";
+    case JobKind::kVolcanoJob:
+      return "VolcanoJob";
     case JobKind::kUnknown:
       break;
   }
@@ -101,7 +114,8 @@ std::optional<JobKind> ParseJobKind(std::string_view text) {
   const std::string lower = Lower(text);
   for (JobKind k : {JobKind::kTFJob, JobKind::kPyTorchJob, JobKind::kMPIJob,
                     JobKind::kMXJob, JobKind::kXGBoostJob, JobKind::kPaddleJob,
-                    JobKind::kJAXJob}) {
+                    JobKind::kJAXJob, JobKind::kTrainJob, JobKind::kJobSet,
+                    JobKind::kVolcanoJob}) {
     if (lower == Lower(JobKindName(k))) return k;
   }
   return std::nullopt;

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Builds the real platform parts the tests run (docs/platform.md): etcd and
-# kube-apiserver, pinned, from their published Go modules, into the tool
-# cache outside the work tree ($TRAINSCOPE_CACHE_DIR, default
-# /var/cache/trainscope), one folder per tool and version. A tool already
-# there is not built again, so a second run builds nothing and needs no
-# network.
+# Builds the real platform parts the tests run (docs/platform.md): etcd,
+# kube-apiserver, the Prometheus Operator (with its CRDs) and Prometheus
+# (Debian's is built without Kubernetes discovery), pinned, from their
+# published Go modules, into the tool cache outside the work tree
+# ($TRAINSCOPE_CACHE_DIR, default /var/cache/trainscope), one folder per
+# tool and version. A tool already there is not built again, so a second
+# run builds nothing and needs no network.
 #
 #   bash scripts/install-platform.sh            # every tool
 #   bash scripts/install-platform.sh --print    # where each one is
 #
 # Each tool is built in a throwaway module that requires the tool's module
-# at its pinned version: `go install MODULE@VERSION` refuses both (their
+# at its pinned version: `go install MODULE@VERSION` refuses them (their
 # go.mod files hold replace directives for their own monorepos), and
 # Kubernetes requires its staging modules at v0.0.0, so each is pinned to
 # the matching published v0.X.Y. Exit 1 with the reason when Go or the
@@ -24,14 +25,24 @@ cache=${TRAINSCOPE_CACHE_DIR:-/var/cache/trainscope}/platform
 tools=(
   "etcd go.etcd.io/etcd/server/v3 v3.6.16 go.etcd.io/etcd/server/v3"
   "kube-apiserver k8s.io/kubernetes v1.34.4 k8s.io/kubernetes/cmd/kube-apiserver"
+  "prometheus-operator github.com/prometheus-operator/prometheus-operator v0.85.0 github.com/prometheus-operator/prometheus-operator/cmd/operator"
+  "prometheus github.com/prometheus/prometheus v0.305.0 github.com/prometheus/prometheus/cmd/prometheus"
 )
 
 tool_path() { echo "$cache/$1-$3/$1"; }
+
+# The Operator's CRDs, copied from its module (example/prometheus-operator-crd)
+# next to the binary, so that the platform needs neither the module cache
+# nor the network to install them.
+crd_dir() { echo "$(dirname "$(tool_path "$@")")/crds"; }
 
 if [ "${1:-}" = "--print" ]; then
   for t in "${tools[@]}"; do
     read -r name module version _ <<<"$t"
     echo "$name $(tool_path "$name" "$module" "$version")"
+    if [ "$name" = prometheus-operator ]; then
+      echo "prometheus-operator-crds $(crd_dir "$name" "$module" "$version")"
+    fi
   done
   exit 0
 fi
@@ -58,10 +69,38 @@ for r in json.load(sys.stdin).get("Replace") or []:
 ' "$version" | xargs -r go mod edit
 }
 
+# A module's replace directives that name another module version (not a
+# local path) hold in its own build; a dependency's are ignored, so the
+# throwaway module repeats them (Prometheus pins fsnotify so).
+copy_remote_replaces() {
+  local module=$1 version=$2 gomod
+  gomod=$(go mod download -json "$module@$version" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["GoMod"])')
+  go mod edit -json "$gomod" | python3 -c '
+import json, sys
+for r in json.load(sys.stdin).get("Replace") or []:
+    old, new = r["Old"], r["New"]
+    if "Version" in new:
+        at = "@" + old["Version"] if "Version" in old else ""
+        print("-replace=%s%s=%s@%s" % (old["Path"], at, new["Path"], new["Version"]))
+' | xargs -r go mod edit
+}
+
 # The version the binary reports (kubectl and clients read the server's):
-# Kubernetes stamps it at link time, as its own build does.
+# Kubernetes and the Prometheus projects stamp it at link time, as their
+# own builds do (Prometheus's module v0.X.Y is release 3.X.Y: its VERSION
+# file says which).
 version_ldflags() {
   local module=$1 version=$2 minor
+  case $module in
+    github.com/prometheus-operator/prometheus-operator | github.com/prometheus/prometheus)
+      [ "$module" = github.com/prometheus/prometheus ] &&
+        version=$(cat "$(go list -m -f '{{.Dir}}' "$module")/VERSION")
+      echo "-X github.com/prometheus/common/version.Version=${version#v}" \
+        "-X github.com/prometheus/common/version.Branch=v${version#v}"
+      return 0
+      ;;
+  esac
   [ "$module" = k8s.io/kubernetes ] || return 0
   minor=$(echo "$version" | cut -d. -f2)
   echo "-X k8s.io/component-base/version.gitVersion=$version" \
@@ -74,7 +113,7 @@ build_tool() {
   local name=$1 module=$2 version=$3 package=$4
   local out dir work start
   out=$(tool_path "$name" "$module" "$version")
-  if [ -x "$out" ]; then
+  if [ -x "$out" ] && { [ "$name" != prometheus-operator ] || [ -d "$(crd_dir "$name" "$module" "$version")" ]; }; then
     return 0
   fi
   dir=$(dirname "$out")
@@ -85,17 +124,31 @@ build_tool() {
     cd "$work"
     go mod init "trainscope.local/build-$name" >/dev/null 2>&1
     go mod edit -require="$module@$version"
+    # (set -e does not hold left of the `||` below: each step says so.)
     if [ "$module" = k8s.io/kubernetes ]; then
-      pin_staging_modules "$module" "$version"
+      pin_staging_modules "$module" "$version" || exit 1
+    else
+      copy_remote_replaces "$module" "$version" || exit 1
     fi
-    GOFLAGS=-mod=mod go build -trimpath -ldflags "$(version_ldflags "$module" "$version")" \
-      -o "$work/$name" "$package"
+    # -mod=mod for every go command here: version_ldflags and the CRD copy
+    # resolve the module too.
+    export GOFLAGS=-mod=mod
+    go build -trimpath -ldflags "$(version_ldflags "$module" "$version")" \
+      -o "$work/$name" "$package" || exit 1
+    if [ "$name" = prometheus-operator ]; then
+      cp -r "$(go list -m -f '{{.Dir}}' "$module")/example/prometheus-operator-crd" "$work/crds" &&
+        chmod -R u+w "$work/crds" || exit 1
+    fi
   ) || {
     rm -rf "$work"
     echo "[install-platform] ERROR: building $name $version failed (module proxy unreachable?)" >&2
     return 1
   }
   mkdir -p "$dir"
+  if [ -d "$work/crds" ]; then
+    rm -rf "$dir/crds"
+    mv "$work/crds" "$dir/crds"
+  fi
   mv "$work/$name" "$out.tmp.$$"
   mv "$out.tmp.$$" "$out"
   rm -rf "$work"

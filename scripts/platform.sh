@@ -5,7 +5,17 @@
 # authorizer.
 #
 #   bash scripts/platform.sh up --dir DIR     # start; writes DIR/kubeconfig
-#   bash scripts/platform.sh down --dir DIR   # stop both, remove DIR
+#   bash scripts/platform.sh up --dir DIR --operator
+#                                             # also the Prometheus Operator
+#   bash scripts/platform.sh down --dir DIR   # stop all, remove DIR
+#   bash scripts/platform.sh stop-apiserver --dir DIR   # kube-apiserver only
+#   bash scripts/platform.sh start-apiserver --dir DIR  # again, same port
+#
+# The two apiserver subcommands take the API server away mid-watch and
+# bring it back where its clients expect it (same port, certificates and
+# flags; etcd and its data stay). TRAINSCOPE_PLATFORM_APISERVER_ARGS adds
+# flags to kube-apiserver at `up` (an audit log, `--watch-cache-sizes`,
+# `--etcd-compaction-interval`); `start-apiserver` reuses them.
 #
 # `up` writes, besides the admin kubeconfig (a static token in the
 # system:masters group): DIR/env (APISERVER_URL, CA_FILE, ADMIN_TOKEN_FILE),
@@ -14,19 +24,28 @@
 # with the end of the logs when it does not. `down` stops what `up`
 # started (SIGTERM, then SIGKILL after 5 s) and is safe to run twice or
 # after a failed `up`.
+#
+# With --operator, `up` also installs the Prometheus Operator's CRDs and
+# starts the Operator (built by scripts/install-platform.sh) against the
+# API server with the admin kubeconfig, its web endpoint on a free
+# loopback port (OPERATOR_URL in DIR/env, log DIR/prometheus-operator.log).
+# No kubelet runs: the StatefulSets it makes for a Prometheus never get
+# pods; what it generates (the Secret prometheus-<name>, the rule
+# ConfigMaps) is what the tests read.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
 usage() {
-  echo "usage: platform.sh up|down --dir DIR" >&2
+  echo "usage: platform.sh up --dir DIR [--operator] | down|stop-apiserver|start-apiserver --dir DIR" >&2
   exit 2
 }
 [ $# -ge 3 ] && [ "$2" = --dir ] || usage
 action=$1 dir=$3
-case $action in up | down) ;; *) usage ;; esac
-if [ "${4:-}" = --operator ]; then
-  echo "platform.sh: --operator: the Prometheus Operator is not part of the platform yet (docs/platform.md, 'Not yet')" >&2
-  exit 2
+case $action in up | down | stop-apiserver | start-apiserver) ;; *) usage ;; esac
+with_operator=0
+if [ "${4:-}" = --operator ] && [ "$action" = up ]; then
+  with_operator=1
+  set -- "$1" "$2" "$3"
 fi
 [ $# -le 3 ] || usage
 
@@ -37,27 +56,65 @@ running() {
   [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
 }
 
-stop_all() {
+# Stops the processes of the given pid files: SIGTERM, SIGKILL after 5 s.
+stop_pidfiles() {
   local pidfile pid
-  for pidfile in "$dir"/*.pid; do
+  for pidfile in "$@"; do
     [ -f "$pidfile" ] || continue
     pid=$(cat "$pidfile")
     kill -TERM "$pid" 2>/dev/null || true
   done
   for _ in $(seq 50); do
     local alive=0
-    for pidfile in "$dir"/*.pid; do
+    for pidfile in "$@"; do
       [ -f "$pidfile" ] && running "$(cat "$pidfile")" && alive=1
     done
     [ "$alive" = 0 ] && break
     sleep 0.1
   done
-  for pidfile in "$dir"/*.pid; do
+  for pidfile in "$@"; do
     [ -f "$pidfile" ] || continue
     kill -KILL "$(cat "$pidfile")" 2>/dev/null || true
     rm -f "$pidfile"
   done
 }
+# The API server first: with etcd gone it waits out the SIGKILL grace
+# (5 s) for its storage; alone it stops in about a second.
+stop_all() {
+  stop_pidfiles "$dir/kube-apiserver.pid"
+  stop_pidfiles "$dir"/*.pid
+}
+
+# kube-apiserver as `up` recorded it (DIR/kube-apiserver.cmd), in the
+# background; then waits for /readyz at $1 (60 s at most).
+start_apiserver() {
+  bash "$dir/kube-apiserver.cmd" >>"$dir/kube-apiserver.log" 2>&1 &
+  echo $! >"$dir/kube-apiserver.pid"
+  for _ in $(seq 600); do
+    if curl -sf --cacert "$dir/pki/ca.crt" -H "Authorization: Bearer $(cat "$dir/admin.token")" \
+      "$1/readyz" >/dev/null 2>&1; then
+      return 0
+    fi
+    running "$(cat "$dir/kube-apiserver.pid")" || break
+    sleep 0.1
+  done
+  echo "platform: kube-apiserver did not become ready at $1; the end of its log and etcd's:" >&2
+  tail -n 20 "$dir/kube-apiserver.log" "$dir/etcd.log" >&2
+  return 1
+}
+
+case $action in
+  stop-apiserver)
+    stop_pidfiles "$dir/kube-apiserver.pid"
+    exit 0
+    ;;
+  start-apiserver)
+    [ -f "$dir/kube-apiserver.cmd" ] || { echo "platform: no platform in $dir" >&2; exit 1; }
+    dir=$(cd "$dir" && pwd)
+    start_apiserver "$(sed -n 's/^APISERVER_URL=//p' "$dir/env")"
+    exit $?
+    ;;
+esac
 
 if [ "$action" = down ]; then
   [ -d "$dir" ] || exit 0
@@ -112,8 +169,11 @@ echo $! >"$dir/etcd.pid"
 # No controller manager runs: the ServiceAccount admission plugin (which
 # waits for each namespace's default account) is off, and pods are created
 # with their nodeName set. The service range is never routed; it is in the
-# benchmarking range like every address the tests use.
-"$apiserver_bin" \
+# benchmarking range like every address the tests use. `exec`: the pid
+# file names the server itself, not a shell.
+printf 'exec %q' "$apiserver_bin" >"$dir/kube-apiserver.cmd"
+# shellcheck disable=SC2086 # the extra flags are split on purpose
+printf ' %q' \
   --etcd-servers "http://127.0.0.1:$etcd_port" \
   --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
   --tls-cert-file "$dir/pki/apiserver.crt" --tls-private-key-file "$dir/pki/apiserver.key" \
@@ -125,23 +185,10 @@ echo $! >"$dir/etcd.pid"
   --service-account-signing-key-file "$dir/pki/sa.key" \
   --service-cluster-ip-range 198.19.255.0/24 \
   --disable-admission-plugins ServiceAccount \
-  --profiling=false >"$dir/kube-apiserver.log" 2>&1 &
-echo $! >"$dir/kube-apiserver.pid"
+  --profiling=false ${TRAINSCOPE_PLATFORM_APISERVER_ARGS:-} >>"$dir/kube-apiserver.cmd"
 
 url=https://127.0.0.1:$api_port
-ready=0
-for _ in $(seq 600); do
-  if curl -sf --cacert "$dir/pki/ca.crt" -H "Authorization: Bearer $admin_token" \
-    "$url/readyz" >/dev/null 2>&1; then
-    ready=1
-    break
-  fi
-  running "$(cat "$dir/kube-apiserver.pid")" || break
-  sleep 0.1
-done
-if [ "$ready" != 1 ]; then
-  echo "platform: kube-apiserver did not become ready at $url; the end of its log and etcd's:" >&2
-  tail -n 20 "$dir/kube-apiserver.log" "$dir/etcd.log" >&2
+if ! start_apiserver "$url"; then
   stop_all
   exit 1
 fi
@@ -169,3 +216,45 @@ CA_FILE=$dir/pki/ca.crt
 ADMIN_TOKEN_FILE=$dir/admin.token
 EOF
 echo "platform: kube-apiserver $url ready (etcd on 127.0.0.1:$etcd_port); kubeconfig $dir/kubeconfig" >&2
+
+# The Prometheus Operator: its CRDs first (server-side: the Prometheus CRD
+# is larger than the annotation a client-side apply keeps), then the
+# Operator, which finds the CRDs at start. Ready when /healthz answers.
+start_operator() {
+  local tools operator_bin crds port op_url
+  tools=$(bash "$repo/scripts/install-platform.sh" --print)
+  operator_bin=$(awk '$1 == "prometheus-operator" {print $2}' <<<"$tools")
+  crds=$(awk '$1 == "prometheus-operator-crds" {print $2}' <<<"$tools")
+  command -v kubectl >/dev/null || {
+    echo "platform: --operator needs kubectl (docs/deploy.md, 'Tests')" >&2
+    return 1
+  }
+  kubectl --kubeconfig "$dir/kubeconfig" apply --server-side -f "$crds" >"$dir/crds.log" 2>&1 &&
+    kubectl --kubeconfig "$dir/kubeconfig" wait --for condition=established --timeout 60s \
+      -f "$crds" >>"$dir/crds.log" 2>&1 || {
+    echo "platform: installing the Prometheus Operator's CRDs failed:" >&2
+    tail -n 20 "$dir/crds.log" >&2
+    return 1
+  }
+  port=$(free_port)
+  KUBECONFIG=$dir/kubeconfig "$operator_bin" --web.listen-address "127.0.0.1:$port" \
+    >"$dir/prometheus-operator.log" 2>&1 &
+  echo $! >"$dir/prometheus-operator.pid"
+  op_url=http://127.0.0.1:$port
+  for _ in $(seq 300); do
+    if curl -sf "$op_url/healthz" >/dev/null 2>&1; then
+      echo "OPERATOR_URL=$op_url" >>"$dir/env"
+      echo "platform: prometheus-operator ready at $op_url" >&2
+      return 0
+    fi
+    running "$(cat "$dir/prometheus-operator.pid")" || break
+    sleep 0.1
+  done
+  echo "platform: the Prometheus Operator did not become ready at $op_url; the end of its log:" >&2
+  tail -n 20 "$dir/prometheus-operator.log" >&2
+  return 1
+}
+if [ "$with_operator" = 1 ] && ! start_operator; then
+  stop_all
+  exit 1
+fi

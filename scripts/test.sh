@@ -99,8 +99,12 @@ echo "[test] normal tree built after $(($(date +%s) - start)) s"
 bash scripts/install-workloads.sh ||
   echo "[test] workloads venv not installed: the realfw scenarios will be skipped" >&2
 # The platform tests (ctest -L platform) run a real etcd and kube-apiserver,
-# built once from their Go modules into the tool cache (docs/platform.md).
+# and the Prometheus Operator and Prometheus, built once from their Go
+# modules into the tool cache (docs/platform.md).
 bash scripts/install-platform.sh
+# The Helm chart's tests (ctest -L deploy, deploy.chart_*) run the real helm,
+# built the same way (docs/deploy.md, "Helm").
+bash scripts/install-helm.sh
 echo "[test] platform tools ready after $(($(date +%s) - start)) s"
 
 if [ $# -gt 0 ]; then

@@ -55,8 +55,19 @@ const std::map<std::string, std::pair<std::string, Field>>& PodFields() {
         &PodPoint::network_transmit_bytes}},
       {"steps",
        {std::string(kWorkerStepsPerSecond), &PodPoint::steps_per_second}},
+      {"restarts", {std::string(kPodRestartsTotal), &PodPoint::restarts}},
+      {"crash_looping",
+       {std::string(kContainerWaiting) +
+            "{reason=" + PromQLString(std::string(kCrashLoopBackOff)) + "}",
+        &PodPoint::crash_looping}},
   };
   return fields;
+}
+
+// An exit code or signal label ("137"); 0 when it is not one.
+int SmallWhole(const std::string& text) {
+  const auto n = ParseWholeNumber(text);
+  return n && *n <= 65535 ? static_cast<int>(*n) : 0;
 }
 
 // `metric` (possibly with its own matchers) with more matchers ("" = none).
@@ -200,8 +211,12 @@ std::vector<PromQuery> ClusterQueries(
   pods("peer_tx", std::string(kPeerTransmitBytesTotal));
   pods("peer_rx_busy", std::string(kPeerReceiveExchangeSecondsTotal));
   pods("peer_tx_busy", std::string(kPeerTransmitExchangeSecondsTotal));
+  pods("peer_wait", std::string(kPeerWaitSecondsTotal));
   pods("gpu", std::string(kPodGpuUtilizationRatio));
   pods("bandwidth", std::string(kPodBandwidthLimitBytesPerSecond));
+  pods("last_terminated",
+       std::string(kContainerLastTerminatedTimestampSeconds));
+  pods("started", std::string(kContainerStartedTimestampSeconds));
   // Node series carry no pod labels: never filtered by pod.
   auto node = [&](const std::string& metric) {
     return Select(metric, node_matchers);
@@ -271,6 +286,15 @@ Status WindowBuilder::Add(const std::string& name,
         fn = [slot, peer](double t, double v) {
           slot.At(t).peers[peer].exchange_seconds += v;
         };
+      } else if (name == "peer_wait") {
+        const std::string peer_pod = LabelOf(metric, "peer_pod");
+        if (peer_pod.empty()) continue;
+        const std::string peer =
+            diagnosis::PodKey(LabelOf(metric, "peer_namespace"), peer_pod);
+        const PodSlot slot = b.Slot(metric);
+        fn = [slot, peer](double t, double v) {
+          slot.At(t).peers[peer].wait_seconds = v;
+        };
       } else if (name == "peer_rx" || name == "peer_tx") {
         const std::string peer_pod = LabelOf(metric, "peer_pod");
         if (peer_pod.empty()) continue;  // unknown peers: no pod to judge
@@ -304,6 +328,30 @@ Status WindowBuilder::Add(const std::string& name,
           slot.At(t);
           (rx ? slot.meta->ingress_limit_bytes_per_second
               : slot.meta->egress_limit_bytes_per_second) = v;
+        };
+      } else if (name == "last_terminated") {
+        // The newest exit over the pod's containers: its finishedAt is the
+        // value, so a later one replaces it whatever order series come in.
+        ContainerTermination t;
+        t.reason = LabelOf(metric, "reason");
+        t.exit_code = SmallWhole(LabelOf(metric, "exit_code"));
+        t.signal = SmallWhole(LabelOf(metric, "signal"));
+        const std::string container = LabelOf(metric, "container");
+        const PodSlot slot = b.Slot(metric);
+        fn = [slot, t, container](double time, double v) mutable {
+          slot.At(time);
+          auto& last = slot.meta->last_termination;
+          if (last && last->finished_at_s.value_or(0) >= v) return;
+          t.finished_at_s = v;
+          last = t;
+          slot.meta->last_terminated_container = container;
+        };
+      } else if (name == "started") {
+        const PodSlot slot = b.Slot(metric);
+        fn = [slot](double t, double v) {
+          slot.At(t);
+          auto& since = slot.meta->running_since_s;
+          since = std::max(since.value_or(0), v);
         };
       } else if (name == "node_cpus" || name == "nic_speed") {
         const std::string node = LabelOf(metric, "node");

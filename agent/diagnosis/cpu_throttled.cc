@@ -11,7 +11,8 @@ namespace {
 // The pod's step stalls for the share of its time it waits for CPU (PSI
 // some, which counts throttled time; else the throttled share of its
 // periods, an upper bound). A throttled PS stalls its workers for that share
-// of the time they exchange with it.
+// of the time they wait on it (WorkerWaitShare), or by the part of that
+// wait beyond what the job's other PS make them wait per byte (PsCpuGain).
 void SetThrottleImpact(const DetectorInput& in, const std::string& key,
                        const PodStats& pod, double throttled_ratio,
                        Diagnosis& d) {
@@ -20,9 +21,14 @@ void SetThrottleImpact(const DetectorInput& in, const std::string& key,
   std::string model = pressure ? "cpu_pressure" : "throttled_ratio_upper_bound";
   if (pressure) d.evidence["cpu_pressure_ratio"] = Round4(*pressure);
   if (pod.meta.role == Role::kPs) {
-    if (auto busy = WorkerExchangeShare(in.recent, pod.meta, key)) {
-      d.evidence["worker_exchange_share"] = Round4(*busy);
-      SetImpact(d, *busy * stall, "worker_exchange_share_x_" + model);
+    if (auto wait =
+            WorkerWaitShare(in.recent, pod.meta, key, PsLinkBusyRatio(pod))) {
+      const std::string busy = NoteWorkerWait(*wait, d.evidence);
+      const CpuGain gain = PsCpuGain(in.recent, pod.meta, key, stall);
+      if (gain.pace_ratio)
+        d.evidence["wait_pace_ratio"] = Round4(*gain.pace_ratio);
+      SetImpact(d, wait->share * gain.factor,
+                busy + "_x_" + (gain.from_pace ? "wait_pace_gap" : model));
       return;
     }
   }

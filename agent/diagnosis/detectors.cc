@@ -66,6 +66,10 @@ constexpr DetectorEntry kDetectors[] = {
      [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
        DetectAllreduceSlowLink(in, s.allreduce_link, out);
      }},
+    {kPodRestarting, DetectorScope::kPodOrNode,
+     [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
+       DetectPodRestarting(in, s.restart, out);
+     }},
 };
 
 }  // namespace

@@ -84,6 +84,8 @@ void DetectAllreduceStraggler(const DetectorInput& in,
 void DetectAllreduceSlowLink(const DetectorInput& in,
                              const AllreduceLinkSettings& s,
                              std::vector<Finding>& out);
+void DetectPodRestarting(const DetectorInput& in, const PodRestartSettings& s,
+                         std::vector<Finding>& out);
 
 // What a detector compares: the pods of a whole job with each other (it
 // needs the whole job in the window), or one pod or node on its own.

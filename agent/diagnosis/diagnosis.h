@@ -21,6 +21,7 @@ inline constexpr std::string_view kInputIoBound = "input_io_bound";
 inline constexpr std::string_view kGpuUnderutilized = "gpu_underutilized";
 inline constexpr std::string_view kAllreduceStraggler = "allreduce_straggler";
 inline constexpr std::string_view kAllreduceSlowLink = "allreduce_slow_link";
+inline constexpr std::string_view kPodRestarting = "pod_restarting";
 // Kinds judged by comparing a job's pods with each other (their detectors
 // need the whole job in the window); the others judge one pod or one node.
 // From the detector registry (detectors.cc).
@@ -52,6 +53,9 @@ struct Finding {
   enum class Level {
     kEnter,  // at or beyond the enter threshold
     kHold,   // between the exit and the enter threshold
+    // Something the API reported happened (a restart): no threshold a
+    // noisy rate crosses, so it enters at its first window.
+    kEvent,
   };
   Level level = Level::kEnter;
   Diagnosis diagnosis;

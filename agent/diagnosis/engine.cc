@@ -29,7 +29,8 @@ std::vector<Transition> Engine::Update(
       st.latest.severity = HeldSeverity(st, held, f.diagnosis.severity);
       continue;
     }
-    if (f.level == Finding::Level::kEnter) {
+    const bool event = f.level == Finding::Level::kEvent;
+    if (f.level == Finding::Level::kEnter || event) {
       if (st.enter_streak++ == 0) {
         st.streak_start = now;
         st.streak_severity = f.diagnosis.severity;
@@ -38,7 +39,7 @@ std::vector<Transition> Engine::Update(
     } else {
       st.enter_streak = 0;
     }
-    if (st.enter_streak >= settings_.enter_windows) {
+    if (st.enter_streak >= (event ? 1 : settings_.enter_windows)) {
       st.active = true;
       // `since` is when the condition started to hold, not when the
       // hysteresis let it through; the severity is the one it held all

@@ -13,9 +13,10 @@ namespace {
 // The table of docs/diagnosis.md ("One problem, one diagnosis").
 constexpr std::array<std::string_view, 2> kStragglers = {kStragglerWorker,
                                                          kAllreduceStraggler};
-// Causes the straggler folds into, the first found wins.
-constexpr std::array<std::string_view, 3> kKeptCauses = {
-    kInputIoBound, kMemoryPressure, kNetworkSaturated};
+// Causes the straggler folds into, the first found wins (a restart
+// explains a pod that exchanged less: it was down).
+constexpr std::array<std::string_view, 4> kKeptCauses = {
+    kPodRestarting, kInputIoBound, kMemoryPressure, kNetworkSaturated};
 // Causes that fold into the straggler.
 constexpr std::array<std::string_view, 1> kFoldedCauses = {kCpuThrottled};
 

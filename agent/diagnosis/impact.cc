@@ -1,6 +1,7 @@
 #include "diagnosis/impact.h"
 
 #include <algorithm>
+#include <set>
 #include <vector>
 
 #include "diagnosis/detectors.h"
@@ -88,6 +89,22 @@ std::optional<double> WorkerExchangeShare(const WindowStats& stats,
   return Median(shares);
 }
 
+std::optional<double> WorkerRequestWaitShare(const WindowStats& stats,
+                                             const PodMeta& job,
+                                             const std::string& peer_key) {
+  std::vector<double> shares;
+  for (const auto& [key, pod] : stats.pods) {
+    if (key == peer_key || !RunsTrainingSteps(pod.meta.role) ||
+        !SameJob(pod.meta, job))
+      continue;
+    auto it = pod.peer_rates.find(peer_key);
+    if (it != pod.peer_rates.end() && it->second.wait_seconds > 0)
+      shares.push_back(std::min(1.0, it->second.wait_seconds));
+  }
+  if (shares.empty()) return std::nullopt;
+  return Median(shares);
+}
+
 std::optional<double> PsLinkBusyRatio(const PodStats& ps) {
   std::optional<double> busy;
   for (bool receive : {true, false})
@@ -102,9 +119,10 @@ std::optional<WorkerWait> WorkerWaitShare(const WindowStats& stats,
                                           std::optional<double> ps_link_busy) {
   const auto exchange = WorkerExchangeShare(stats, job, ps_key);
   if (!exchange) return std::nullopt;
-  WorkerWait wait{*exchange, *exchange, false};
-  if (!ps_link_busy || *ps_link_busy < kSaturatedPsBusyRatio) return wait;
+  WorkerWait wait;
+  wait.share = wait.exchange_share = *exchange;
   // The job's step runners' compute share: what they spend not waiting.
+  std::optional<double> waiting;
   std::vector<double> computing;
   for (const auto& [key, pod] : stats.pods) {
     if (key == ps_key || !RunsTrainingSteps(pod.meta.role) ||
@@ -114,20 +132,94 @@ std::optional<WorkerWait> WorkerWaitShare(const WindowStats& stats,
         std::max(*pod.cpu_cores, pod.gpu_utilization_ratio.value_or(0)), 0.0,
         1.0));
   }
-  if (computing.empty()) return wait;
-  const double waiting = 1 - Median(computing);
-  if (waiting > wait.share) {
-    wait.share = waiting;
+  if (!computing.empty()) waiting = 1 - Median(computing);
+  wait.request_wait_share = WorkerRequestWaitShare(stats, job, ps_key);
+  if (wait.request_wait_share) {
+    // An answer the socket buffer took whole goes on over the wire while
+    // the worker computes: no wait beyond the time it does not compute.
+    const double requests =
+        std::min(*wait.request_wait_share, waiting.value_or(1.0));
+    if (requests > wait.share) {
+      wait.share = requests;
+      wait.source = WorkerWait::Source::kRequests;
+      wait.raised = true;
+    }
+  }
+  if (!ps_link_busy || *ps_link_busy < kSaturatedPsBusyRatio || !waiting)
+    return wait;
+  if (*waiting > wait.share) {
+    wait.share = *waiting;
+    wait.source = WorkerWait::Source::kSaturatedLink;
     wait.raised = true;
   }
   return wait;
 }
 
+namespace {
+
+// CPU use against the limit, else the node's cores; empty when unknown.
+std::optional<double> CpuUseRatio(const PodStats& pod) {
+  const std::optional<double> capacity =
+      pod.cpu_limit_cores ? pod.cpu_limit_cores : pod.node_cpu_count;
+  if (!pod.cpu_cores || !capacity || *capacity <= 0) return std::nullopt;
+  return *pod.cpu_cores / *capacity;
+}
+
+double WaitPerByte(const PeerCounters& c) {
+  const double bytes = c.receive_bytes + c.transmit_bytes;
+  return bytes > 0 ? c.wait_seconds / bytes : 0;
+}
+
+}  // namespace
+
+CpuGain PsCpuGain(const WindowStats& stats, const PodMeta& job,
+                  const std::string& ps_key, double stall) {
+  CpuGain gain{std::clamp(stall, 0.0, 1.0)};
+  auto roster = stats.job_ps.find(PodKey(job.namespace_name, job.training_job));
+  if (roster == stats.job_ps.end()) return gain;
+  std::set<std::string> roomy;
+  for (const auto& name : roster->second) {
+    const std::string key = PodKey(job.namespace_name, name);
+    if (key == ps_key) continue;
+    auto it = stats.pods.find(key);
+    const auto use =
+        it != stats.pods.end() ? CpuUseRatio(it->second) : std::nullopt;
+    if (!use || *use < kPsCpuRoomRatio) roomy.insert(key);
+  }
+  std::vector<double> here, elsewhere;
+  for (const auto& [key, pod] : stats.pods) {
+    if (!RunsTrainingSteps(pod.meta.role) || !SameJob(pod.meta, job)) continue;
+    for (const auto& [peer, rates] : pod.peer_rates) {
+      const double pace = WaitPerByte(rates);
+      if (pace <= 0) continue;
+      if (peer == ps_key) here.push_back(pace);
+      if (roomy.count(peer)) elsewhere.push_back(pace);
+    }
+  }
+  if (here.empty() || elsewhere.empty()) return gain;
+  gain.pace_ratio = Median(elsewhere) / Median(here);
+  // The comparison measures what the stall only bounds: PSI counts a
+  // cgroup stalled while any of its tasks waits (a hog's threads too), not
+  // how late the PS answers.
+  gain.factor = std::max(0.0, 1 - *gain.pace_ratio);
+  gain.from_pace = true;
+  return gain;
+}
+
 std::string NoteWorkerWait(const WorkerWait& wait, nlohmann::json& evidence) {
   evidence["worker_exchange_share"] = Round4(wait.exchange_share);
-  if (!wait.raised) return "worker_exchange_share";
-  evidence["worker_wait_share"] = Round4(wait.share);
-  return "saturated_ps_wait_share";
+  if (wait.request_wait_share)
+    evidence["worker_request_wait_share"] = Round4(*wait.request_wait_share);
+  if (wait.raised) evidence["worker_wait_share"] = Round4(wait.share);
+  switch (wait.source) {
+    case WorkerWait::Source::kRequests:
+      return "worker_request_wait_share";
+    case WorkerWait::Source::kSaturatedLink:
+      return "saturated_ps_wait_share";
+    case WorkerWait::Source::kExchange:
+      break;
+  }
+  return "worker_exchange_share";
 }
 
 std::optional<double> PodExchangeShare(const WindowStats& stats,

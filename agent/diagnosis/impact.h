@@ -56,26 +56,66 @@ inline constexpr double kSaturatedPsBusyRatio = 0.7;
 // a capacity.
 std::optional<double> PsLinkBusyRatio(const PodStats& ps);
 
+// Fraction of the time the job's step-running pods wait on `peer_key`'s
+// answers: from each request they send it to the end of its answer
+// (PeerCounters::wait_seconds; median over those that waited on it), read
+// from their side only (the peer's own waits are on them). Empty when not
+// measured (bursts off, an agent of an older release, no request seen).
+std::optional<double> WorkerRequestWaitShare(const WindowStats& stats,
+                                             const PodMeta& job,
+                                             const std::string& peer_key);
+
 // The share of their time the job's workers wait on PS `ps_key`. Their
 // exchange share with it (WorkerExchangeShare) counts exchange bursts only,
-// and a saturated sender (a shaped link, a throttled CPU) pauses longer
-// than the burst gap inside one answer: those silences are waits the
-// bursts leave out. So when the PS' link is saturated (`ps_link_busy` >=
-// kSaturatedPsBusyRatio) the workers wait on it whenever they do not
-// compute (1 - the median worker's CPU, or GPU, share), and that stands in
-// where it is larger; `raised` then says so. Empty without exchange times.
+// and a slow sender (a shaped or full link, a throttled or busy CPU)
+// pauses longer than the burst gap inside one answer: those silences are
+// waits the bursts leave out. Two measures count them, and the larger
+// stands in for the bursts' figure where it is larger still:
+// - kRequests: the workers' request-to-answer time with the PS
+//   (WorkerRequestWaitShare), whatever keeps the PS from answering;
+// - kSaturatedLink: when the PS' link is saturated (`ps_link_busy` >=
+//   kSaturatedPsBusyRatio) the workers wait on it whenever they do not
+//   compute (1 - the median worker's CPU, or GPU, share): on a link full
+//   in the direction of the workers' gradients the wait is in sending
+//   them, which no request of theirs brackets.
+// Empty without exchange times.
 struct WorkerWait {
+  enum class Source { kExchange, kRequests, kSaturatedLink };
   double share = 0;
   double exchange_share = 0;  // the bursts' own figure
-  bool raised = false;
+  std::optional<double> request_wait_share;
+  Source source = Source::kExchange;
+  bool raised = false;  // share > exchange_share (source not kExchange)
 };
 std::optional<WorkerWait> WorkerWaitShare(const WindowStats& stats,
                                           const PodMeta& job,
                                           const std::string& ps_key,
                                           std::optional<double> ps_link_busy);
-// Writes `worker_exchange_share`, and `worker_wait_share` when raised,
-// into `evidence`; returns the cost model's name for the share.
+// Writes `worker_exchange_share`, `worker_request_wait_share` when
+// measured, and `worker_wait_share` when raised, into `evidence`; returns
+// the cost model's name for the share: worker_exchange_share,
+// worker_request_wait_share or saturated_ps_wait_share.
 std::string NoteWorkerWait(const WorkerWait& wait, nlohmann::json& evidence);
+
+// A PS whose CPU use is under this share of its limit (or its node's
+// cores) has room: its workers' wait on it is not CPU starvation.
+inline constexpr double kPsCpuRoomRatio = 0.8;
+
+// What more CPU gives back of the workers' wait on PS `ps_key`, which is
+// stalled for CPU `stall` of the time: the part of the wait beyond what the
+// job's other PS with CPU room (or not in this view) make the same workers
+// wait per byte at the same time, under the same load: 1 - their pace /
+// this PS' pace, pace = seconds waited per byte exchanged (`from_pace`;
+// `pace_ratio` is their pace over this one's). Without such peers or
+// without waits, the stall stands in (PSI some counts the cgroup stalled
+// while any task waits, a busy neighbour such as a hog too).
+struct CpuGain {
+  double factor = 0;
+  bool from_pace = false;
+  std::optional<double> pace_ratio;
+};
+CpuGain PsCpuGain(const WindowStats& stats, const PodMeta& job,
+                  const std::string& ps_key, double stall);
 
 // Fraction of the time `pod_key` spends exchanging with any peer (capped at
 // 1); empty when unknown.

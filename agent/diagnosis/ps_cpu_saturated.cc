@@ -8,9 +8,13 @@
 namespace trainscope::diagnosis {
 namespace {
 
-// The workers wait on this PS for the share of their time they exchange
-// with it; of that, the PS' CPU stall (PSI some, else the throttled share of
-// its periods) is what more CPU gives back.
+// The workers wait on this PS for a share of their time (WorkerWaitShare:
+// their exchange bursts with it, or from their requests to its answers,
+// which a PS throttled in every CFS period sends in pieces up to a period
+// apart); of that, the PS' CPU stall (PSI some, else the throttled share of
+// its periods) stands for what more CPU gives back, where no other PS of the
+// job shows what the workers wait per byte on a PS with CPU to spare
+// (PsCpuGain).
 void SetPsCpuImpact(const DetectorInput& in, const std::string& key,
                     const PodStats& pod, Diagnosis& d) {
   std::optional<double> stall = StallShare(pod, "cpu");
@@ -19,18 +23,28 @@ void SetPsCpuImpact(const DetectorInput& in, const std::string& key,
     stall = std::min(1.0, *pod.throttled_ratio);
     stall_name = "throttled_ratio";
   }
-  const auto busy = WorkerExchangeShare(in.recent, pod.meta, key);
-  if (busy) d.evidence["worker_exchange_share"] = Round4(*busy);
+  const auto wait =
+      WorkerWaitShare(in.recent, pod.meta, key, PsLinkBusyRatio(pod));
+  std::optional<double> busy;
+  std::string busy_name = "worker_exchange_share";
+  if (wait) {
+    busy = wait->share;
+    busy_name = NoteWorkerWait(*wait, d.evidence);
+  }
   if (stall) d.evidence["cpu_stall_ratio"] = Round4(*stall);
   const std::string bound =
       stall_name == "throttled_ratio" ? std::string(kUpperBoundSuffix) : "";
   if (busy && stall) {
-    SetImpact(d, *busy * *stall,
-              "worker_exchange_share_x_" + stall_name + bound);
+    const CpuGain gain = PsCpuGain(in.recent, pod.meta, key, *stall);
+    if (gain.pace_ratio)
+      d.evidence["wait_pace_ratio"] = Round4(*gain.pace_ratio);
+    SetImpact(d, *busy * gain.factor,
+              busy_name + "_x_" +
+                  (gain.from_pace ? "wait_pace_gap" : stall_name + bound));
   } else if (stall) {
     SetImpact(d, *stall, stall_name + "_upper_bound");
   } else {
-    SetImpact(d, busy.value_or(0), "worker_exchange_share_upper_bound");
+    SetImpact(d, busy.value_or(0), busy_name + "_upper_bound");
   }
 }
 

@@ -150,6 +150,15 @@ struct HeadroomSettings {
   double warn_below_load_factor = 1.5;
 };
 
+// pod_restarting: a training pod whose container exited this recently (the
+// API's lastState.terminated.finishedAt), or that the kubelet holds in
+// CrashLoopBackOff. kube-prometheus' KubePodCrashLooping looks back 10 min
+// too. Critical from this many restarts over the longer history.
+struct PodRestartSettings {
+  double recent_s = 600;
+  double loop_restarts = 2;
+};
+
 struct DiagnosisSettings {
   EngineSettings engine;
   HotPsSettings hot_ps;
@@ -164,6 +173,7 @@ struct DiagnosisSettings {
   AllreduceLinkSettings allreduce_link;
   SyncPsSettings sync_ps;
   HeadroomSettings headroom;
+  PodRestartSettings restart;
   // Samples per evaluation window (rates over window_samples - 1 intervals).
   size_t window_samples = 3;
 };

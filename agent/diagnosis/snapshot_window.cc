@@ -11,6 +11,37 @@
 namespace trainscope::diagnosis {
 namespace {
 
+// The container that ended last (by finishedAt; without one, the first
+// with a last termination at all).
+const ContainerInfo* LastTerminated(const PodInfo& pod) {
+  const ContainerInfo* last = nullptr;
+  for (const auto& c : pod.containers) {
+    if (!c.last_terminated) continue;
+    if (last == nullptr ||
+        c.last_terminated->finished_at_s.value_or(0) >
+            last->last_terminated->finished_at_s.value_or(0)) {
+      last = &c;
+    }
+  }
+  return last;
+}
+
+// The API's restart state on the pod's point: the restarts summed over
+// its containers (when the source reports them), and whether one of them
+// waits in CrashLoopBackOff.
+void AddRestartState(const PodInfo& pod, PodPoint& p) {
+  double restarts = 0;
+  bool known = false;
+  for (const auto& c : pod.containers) {
+    if (c.restart_count) {
+      restarts += *c.restart_count;
+      known = true;
+    }
+    if (c.waiting_reason == kCrashLoopBackOff) p.crash_looping = 1.0;
+  }
+  if (known) p.restarts = restarts;
+}
+
 PodMeta MetaOf(const PodInfo& pod, const std::string& node) {
   PodMeta m;
   m.namespace_name = pod.namespace_name;
@@ -32,6 +63,14 @@ PodMeta MetaOf(const PodInfo& pod, const std::string& node) {
   if (auto it = pod.annotations.find(std::string(kEgressBandwidthAnnotation));
       it != pod.annotations.end()) {
     m.egress_limit_bytes_per_second = ParseBandwidthAnnotation(it->second);
+  }
+  for (const auto& c : pod.containers) {
+    if (c.running_since_s && *c.running_since_s > m.running_since_s.value_or(0))
+      m.running_since_s = c.running_since_s;
+  }
+  if (const ContainerInfo* c = LastTerminated(pod)) {
+    m.last_termination = c->last_terminated;
+    m.last_terminated_container = c->name;
   }
   return m;
 }
@@ -119,6 +158,7 @@ void AppendSnapshot(const Snapshot& snap, const std::string& node, Window& w,
     if (info == infos.end()) continue;
     const std::string& key = keys[uid];
     points[key] = PointOf(t, sample);
+    AddRestartState(*info->second, points[key]);
     // Newer snapshots overwrite: identity and limits as last known.
     w.pods[key].meta = MetaOf(*info->second, node);
   }
@@ -133,6 +173,7 @@ void AppendSnapshot(const Snapshot& snap, const std::string& node, Window& w,
     c.transmit_bytes += static_cast<double>(pt.transmit_bytes);
     c.exchange_seconds += pt.receive_exchange_seconds.value_or(0) +
                           pt.transmit_exchange_seconds.value_or(0);
+    c.wait_seconds += pt.wait_seconds.value_or(0);
     if (pt.peer_role != Role::kUnknown) {
       w.peer_roles[peer] = pt.peer_role;
       on_role(peer, t);

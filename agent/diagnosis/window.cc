@@ -60,7 +60,7 @@ std::optional<double> RateOf(const Increase& inc) {
 std::map<std::string, PeerCounters> PeerRates(Points points) {
   struct Trackers {
     std::string_view peer;
-    IncreaseTracker receive, transmit, exchange;
+    IncreaseTracker receive, transmit, exchange, wait;
   };
   std::vector<Trackers> by_peer;
   for (const auto& p : points) {
@@ -73,11 +73,12 @@ std::map<std::string, PeerCounters> PeerRates(Points points) {
       }
       if (i == by_peer.size() || order != 0) {
         by_peer.insert(by_peer.begin() + static_cast<std::ptrdiff_t>(i),
-                       Trackers{peer, {}, {}});
+                       Trackers{peer, {}, {}, {}, {}});
       }
       by_peer[i].receive.Add(p, c.receive_bytes);
       by_peer[i].transmit.Add(p, c.transmit_bytes);
       by_peer[i].exchange.Add(p, c.exchange_seconds);
+      by_peer[i].wait.Add(p, c.wait_seconds);
       ++i;
     }
   }
@@ -86,10 +87,11 @@ std::map<std::string, PeerCounters> PeerRates(Points points) {
     auto rx = RateOf(t.receive.increase());
     auto tx = RateOf(t.transmit.increase());
     auto busy = RateOf(t.exchange.increase());
+    auto wait = RateOf(t.wait.increase());
     if (rx || tx) {
-      rates.emplace_hint(
-          rates.end(), std::string(t.peer),
-          PeerCounters{rx.value_or(0), tx.value_or(0), busy.value_or(0)});
+      rates.emplace_hint(rates.end(), std::string(t.peer),
+                         PeerCounters{rx.value_or(0), tx.value_or(0),
+                                      busy.value_or(0), wait.value_or(0)});
     }
   }
   return rates;
@@ -203,6 +205,12 @@ PodStats StatsOfPod(const PodTimeline& timeline, Points pts,
   }
   s.gpu_utilization_ratio = GaugeMean(pts, &PodPoint::gpu_utilization_ratio);
   s.steps_per_second = GaugeMean(pts, &PodPoint::steps_per_second);
+  s.restarts = GaugeLast(pts, &PodPoint::restarts);
+  s.restarts_increase = CounterIncrease(pts, &PodPoint::restarts);
+  if (!pts.empty()) {
+    s.newest_t = pts.back().t;
+    s.crash_looping = pts.back().crash_looping.has_value();
+  }
   for (const auto& p : pts) s.gpus = std::max(s.gpus, p.gpus);
   s.peer_rates = PeerRates(pts);
   return s;

@@ -23,6 +23,9 @@ struct PeerCounters {
   // Time spent in exchange bursts with the peer, both directions (as a
   // rate: the fraction of the time the pod was exchanging with it).
   double exchange_seconds = 0;
+  // Time spent waiting on the peer's answers, from each request's first
+  // byte to the answer's last (as a rate, like exchange_seconds).
+  double wait_seconds = 0;
 
   bool operator==(const PeerCounters&) const = default;
 };
@@ -50,6 +53,10 @@ struct PodPoint {
   unsigned gpus = 0;
   // Gauge: training steps per second from its exchange period (workers).
   std::optional<double> steps_per_second;
+  // Counter: the kubelet's restarts of the pod's containers, summed.
+  std::optional<double> restarts;
+  // 1 while a container waits in CrashLoopBackOff (absent otherwise).
+  std::optional<double> crash_looping;
   std::map<std::string, PeerCounters> peers;  // by "namespace/pod"
 
   bool operator==(const PodPoint&) const = default;
@@ -68,6 +75,12 @@ struct PodMeta {
   // kubernetes.io/ingress-bandwidth / egress-bandwidth, in bytes/s.
   std::optional<double> ingress_limit_bytes_per_second;
   std::optional<double> egress_limit_bytes_per_second;
+  // The newest exit of any of its containers (the API's
+  // lastState.terminated), and which container it was.
+  std::optional<ContainerTermination> last_termination;
+  std::string last_terminated_container;
+  // The newest start of a running container (state.running.startedAt).
+  std::optional<double> running_since_s;
 
   bool operator==(const PodMeta&) const = default;
 };
@@ -141,7 +154,11 @@ struct PodStats {
   std::optional<double> node_transmit_bytes_per_second;
   std::optional<double> gpu_utilization_ratio;  // mean
   unsigned gpus = 0;
-  std::optional<double> steps_per_second;          // mean
+  std::optional<double> steps_per_second;   // mean
+  std::optional<double> restarts;           // last
+  std::optional<double> restarts_increase;  // over the window
+  bool crash_looping = false;               // at the newest instant
+  double newest_t = 0;  // the newest instant of the pod's points
   std::map<std::string, PeerCounters> peer_rates;  // bytes/s by peer
 };
 

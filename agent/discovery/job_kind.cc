@@ -1,11 +1,12 @@
-// What kind of Kubeflow job a training pod belongs to and which framework it
-// runs. Both only steer wording (recommendations name APIs that exist in the
-// user's framework generation) and which detectors treat a job as
-// allreduce; a wrong guess never hides a pod.
+// What kind of job (Kubeflow, JobSet, Volcano) a training pod belongs to and
+// which framework it runs. Both only steer wording (recommendations name APIs
+// that exist in the user's framework generation) and which detectors treat a
+// job as allreduce; a wrong guess never hides a pod.
 #include <algorithm>
 #include <cctype>
 #include <string>
 
+#include "discovery/batch_jobs.h"
 #include "discovery/roles.h"
 
 namespace trainscope {
@@ -89,7 +90,7 @@ JobKind KindOfEnvironment(const PodInfo& pod) {
     return JobKind::kMXJob;
   }
   if (!pod.tf_config.empty()) return JobKind::kTFJob;
-  if (HasEnv(pod, "MASTER_ADDR") &&
+  if ((HasEnv(pod, "MASTER_ADDR") || HasEnv(pod, "PET_MASTER_ADDR")) &&
       (HasEnv(pod, "WORLD_SIZE") || HasEnv(pod, "PET_NNODES"))) {
     return JobKind::kPyTorchJob;
   }
@@ -156,6 +157,7 @@ JobKind InferJobKind(const PodInfo& pod, const TrainingIdentity& id) {
        {"training.kubeflow.org/operator-name", "controller-name"}) {
     if (auto kind = KindOfOperator(LabelOf(pod, key))) return *kind;
   }
+  if (auto kind = BatchJobKind(pod, id)) return *kind;
   if (auto kind = KindOfSource(id.source)) return *kind;
   if (JobKind env = KindOfEnvironment(pod); env != JobKind::kUnknown) {
     return env;

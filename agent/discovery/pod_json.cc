@@ -5,77 +5,20 @@
 #include <limits>
 #include <string>
 
+#include "discovery/container_status.h"
+#include "discovery/json_fields.h"
 #include "kube/quantity.h"
 
 namespace trainscope {
 namespace {
 
+using json_fields::Join;
+using json_fields::OptArray;
+using json_fields::OptObject;
+using json_fields::OptString;
+using json_fields::StringMap;
+using json_fields::TypeError;
 using nlohmann::json;
-
-std::string TypeError(const std::string& path, const char* want,
-                      const json& got) {
-  return path + ": expected " + want + ", got " + got.type_name();
-}
-
-std::string Join(const std::string& path, const char* key) {
-  return path.empty() ? std::string(key) : path + "." + key;
-}
-
-// Reads obj[key] into *out when present and not null. Returns false (and
-// fills *error) only on a type mismatch, so optional fields stay optional.
-bool OptString(const json& obj, const char* key, const std::string& path,
-               std::string* out, std::string* error) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return true;
-  if (!it->is_string()) {
-    *error = TypeError(Join(path, key), "string", *it);
-    return false;
-  }
-  *out = it->get<std::string>();
-  return true;
-}
-
-// An optional object member: nullptr when absent or null.
-bool OptObject(const json& obj, const char* key, const std::string& path,
-               const json** out, std::string* error) {
-  *out = nullptr;
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return true;
-  if (!it->is_object()) {
-    *error = TypeError(Join(path, key), "object", *it);
-    return false;
-  }
-  *out = &*it;
-  return true;
-}
-
-bool OptArray(const json& obj, const char* key, const std::string& path,
-              const json** out, std::string* error) {
-  *out = nullptr;
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return true;
-  if (!it->is_array()) {
-    *error = TypeError(Join(path, key), "array", *it);
-    return false;
-  }
-  *out = &*it;
-  return true;
-}
-
-bool StringMap(const json& obj, const char* key, const std::string& path,
-               std::map<std::string, std::string>* out, std::string* error) {
-  const json* map = nullptr;
-  if (!OptObject(obj, key, path, &map, error)) return false;
-  if (map == nullptr) return true;
-  for (const auto& [k, v] : map->items()) {
-    if (!v.is_string()) {
-      *error = TypeError(Join(path, key) + "." + k, "string", v);
-      return false;
-    }
-    (*out)[k] = v.get<std::string>();
-  }
-  return true;
-}
 
 // The environment variables the operators of each Kubeflow job kind set and
 // discovery/roles reads: MXJob (DMLC_*, MX_CONFIG), PyTorchJob (MASTER_*,
@@ -319,6 +262,7 @@ bool ParseStatus(const json& pod, PodInfo* out, std::string* error) {
       return false;
     }
     SplitContainerId(container_id, &c.runtime, &c.id);
+    if (!ParseContainerState(s, spath, &c, error)) return false;
     out->containers.push_back(std::move(c));
   }
   return true;

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "discovery/batch_jobs.h"
+
 namespace trainscope {
 namespace {
 
@@ -77,7 +79,7 @@ bool FromLabels(const PodInfo& pod, const LabelScheme& scheme,
                 TrainingIdentity* out) {
   auto role_it = pod.labels.find(scheme.role_key);
   if (role_it == pod.labels.end()) return false;
-  auto role = ParseRole(Trim(role_it->second));
+  auto role = RoleOfLabelValue(scheme.role_key, Trim(role_it->second));
   if (!role) return false;
   *out = TrainingIdentity{};
   out->role = *role;
@@ -114,6 +116,10 @@ std::vector<LabelScheme> DefaultLabelSchemes() {
       {"job-name", "replica-type", "replica-index"},
       {"pytorch-job-name", "pytorch-replica-type", "pytorch-replica-index"},
       {"mpi-job-name", "mpi-job-role", ""},
+      {std::string(kJobSetNameKey), std::string(kReplicatedJobNameKey),
+       std::string(kJobCompletionIndexKey)},
+      {std::string(kVolcanoJobNameKey), std::string(kVolcanoTaskSpecKey),
+       std::string(kVolcanoTaskIndexKey)},
       {"name", "job", "task"},
   };
 }
@@ -345,6 +351,7 @@ TrainingIdentity InferTrainingIdentity(
     if (result.job.empty()) result.job = c.job;
     if (result.index < 0) result.index = c.index;
   }
+  CompleteBatchJobIdentity(pod, &result);
   result.job_kind = InferJobKind(pod, result);
   result.framework = InferFramework(pod, result);
   return result;

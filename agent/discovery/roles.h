@@ -22,7 +22,8 @@ struct LabelScheme {
 // In order of precedence: Kubeflow training-operator (replica-type), the
 // mpi-operator v2 (job-role launcher|worker, no replica-type), old
 // tf-operator (tf-job-name, then job-name; replica-type of v1.0-1.2), old
-// pytorch-operator, old mpi-operator (mpi-job-role) and the seed layout
+// pytorch-operator, old mpi-operator (mpi-job-role), JobSet / Kubeflow
+// Trainer v2 (replicatedjob-name), Volcano (task-spec) and the seed layout
 // (name/job/task). docs/discovery.md names the operator versions.
 std::vector<LabelScheme> DefaultLabelSchemes();
 

@@ -232,6 +232,7 @@ std::string KindTag(const std::string& kind) {
       {"gpu_underutilized", "GPU"},
       {"allreduce_straggler", "SLOW"},
       {"allreduce_slow_link", "LINK"},
+      {"pod_restarting", "RST"},
   };
   auto it = tags.find(kind);
   return it != tags.end() ? it->second : "!";

@@ -62,10 +62,15 @@ std::vector<std::string> AgentArgs(const AgentSettings& s, const Layout& layout,
                                    "127.0.0.1:" + std::to_string(port),
                                    "--interval",
                                    fmt::format("{}", s.interval_s)};
+  if (!s.api_ca_file.empty()) args.push_back("--kube-ca-file=" + s.api_ca_file);
+  if (!s.api_token_file.empty())
+    args.push_back("--kube-token-file=" + s.api_token_file);
+  // A node with a slice of its own (every cluster node; a single node whose
+  // pods' uids come from a real API server): its eBPF programs count only
+  // the pods below it.
+  if (!node.cgroup_parent.empty() && !cgroup2_root.empty())
+    args.push_back("--cgroup2-path=" + cgroup2_root + "/" + node.cgroup_parent);
   if (layout.cluster()) {
-    if (!cgroup2_root.empty())
-      args.push_back("--cgroup2-path=" + cgroup2_root + "/" +
-                     node.cgroup_parent);
     if (s.node_flags) {
       args.push_back("--node-interfaces=" + node.uplink);
       if (node.nic_mbit > 0)
@@ -94,7 +99,8 @@ AgentCapabilities AskAgent(const std::string& binary) {
 
 std::vector<AgentProcess> StartAgents(const AgentSettings& s,
                                       const Layout& layout) {
-  const std::string cgroup2 = layout.cluster() ? Cgroup2Root() : "";
+  const std::string cgroup2 =
+      layout.nodes[0].cgroup_parent.empty() ? "" : Cgroup2Root();
   std::vector<AgentProcess> agents;
   for (size_t k = 0; k < layout.nodes.size(); ++k) {
     AgentProcess a;

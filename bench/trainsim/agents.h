@@ -25,6 +25,8 @@ struct AgentProcess {
 struct AgentSettings {
   std::string binary;
   std::string api_url;
+  std::string api_ca_file;     // --kube-ca-file ("" = none)
+  std::string api_token_file;  // --kube-token-file ("" = none)
   std::string run_dir;
   double interval_s = 5;
   std::vector<std::string> extra_args;  // --agent-arg, after ours

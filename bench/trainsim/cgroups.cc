@@ -289,12 +289,16 @@ std::vector<std::string> RemoveRunCgroups(
     for (const std::string& slice : RunNodeSlices(h, run_id))
       parents.push_back(h.root + "/" + slice + "/");
   }
+  // At the root a pod is the run's by its uid; under the run's own node
+  // slice every pod is (there uids may come from a real API server).
   std::vector<std::string> pods;
   for (const std::string& parent : parents) {
+    const bool own_slice =
+        parent.find("/trainsim-" + run_id + "-node") != std::string::npos;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(parent + kBurstable, ec))
       if (e.is_directory() &&
-          e.path().filename().string().rfind(prefix, 0) == 0)
+          (own_slice || e.path().filename().string().rfind(prefix, 0) == 0))
         pods.push_back(e.path().string());
   }
   // Kill first in every hierarchy, then wait, then remove leaves before

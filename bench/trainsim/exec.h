@@ -39,6 +39,8 @@ class Subprocess {
   ~Subprocess();
 
   pid_t pid() const { return pid_; }
+  // The wait status once Running() or Stop() reaped it (-1 before).
+  int status() const { return status_; }
   bool Running();
   // SIGTERM, wait up to `grace`, then SIGKILL; returns the exit status.
   int Stop(std::chrono::milliseconds grace = std::chrono::seconds(5));

@@ -24,14 +24,16 @@ std::string BandwidthQuantity(double mbit) {
                           : std::to_string(kbit) + "k";
 }
 
-FaultScheduler::FaultScheduler(SimNode& node)
-    : node_(node), done_(node.scenario().faults.size(), false) {}
+FaultScheduler::FaultScheduler(SimNode& node) : node_(node) {
+  for (const Fault& f : node.scenario().faults) due_.push_back(f.start_s);
+}
 
 void FaultScheduler::Tick(double elapsed_s) {
   const auto& faults = node_.scenario().faults;
   for (size_t i = 0; i < faults.size(); ++i) {
-    if (done_[i] || faults[i].start_s > elapsed_s) continue;
-    done_[i] = true;
+    if (due_[i] > elapsed_s) continue;
+    due_[i] = faults[i].every_s > 0 ? due_[i] + faults[i].every_s
+                                    : std::numeric_limits<double>::infinity();
     try {
       Apply(faults[i]);
     } catch (const std::exception& e) {
@@ -46,7 +48,7 @@ double FaultScheduler::NextDue(double elapsed_s) const {
   double next = std::numeric_limits<double>::infinity();
   const auto& faults = node_.scenario().faults;
   for (size_t i = 0; i < faults.size(); ++i)
-    if (!done_[i]) next = std::min(next, faults[i].start_s - elapsed_s);
+    next = std::min(next, due_[i] - elapsed_s);
   return next;
 }
 
@@ -114,6 +116,11 @@ void FaultScheduler::Apply(const Fault& f) {
     case FaultKind::kGpu:
       gpu_[pod->name] = &f;
       WriteFakeNvml();
+      break;
+    case FaultKind::kCrash:
+      if (!node_.CrashPod(*pod, f.exit_code))
+        spdlog::info("[trainsim] {} is down (backing off): crash skipped",
+                     pod->name);
       break;
     case FaultKind::kNodeBandwidthLimit:
       break;  // handled above

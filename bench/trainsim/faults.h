@@ -30,7 +30,9 @@ class FaultScheduler {
   void WriteFakeNvml() const;
 
   SimNode& node_;
-  std::vector<bool> done_;
+  // When each fault is due next (seconds into the run; +inf once done: a
+  // fault with every_s repeats).
+  std::vector<double> due_;
   std::map<std::string, const Fault*> gpu_;  // pod -> its active gpu fault
 };
 

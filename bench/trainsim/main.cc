@@ -217,6 +217,16 @@ void AddRunFlags(CLI::App* cmd, RunOptions& ro, bool needs_agent_default) {
   cmd->add_option("--prometheus-port", ro.prometheus_port,
                   "port of the cluster run's Prometheus on 127.0.0.1 "
                   "(default: a free one)");
+  cmd->add_option("--kubeconfig", ro.kubeconfig,
+                  "create the nodes and pods in this kubeconfig's API server "
+                  "(bearer token, TLS) instead of a fake one, and delete "
+                  "them at the end")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--agent-service-account", ro.agent_service_account,
+                  "with --kubeconfig: the agents use a token of this "
+                  "ServiceAccount (NS/NAME, default "
+                  "trainscope/trainscope-agent; \"\" = the kubeconfig's "
+                  "token)");
   cmd->add_option("--duration", ro.duration_s,
                   "seconds to run instead of the scenario's duration_s")
       ->check(CLI::PositiveNumber);

@@ -4,14 +4,17 @@
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
 #include "cleanup.h"
+#include "cluster.h"
+#include "crash_signal.h"
 #include "fabric.h"
-#include "fake_apiserver.h"
 #include "netns.h"
 
 namespace trainsim {
@@ -87,7 +90,9 @@ SimNode::~SimNode() {
   }
 }
 
-std::string SimNode::api_url() const { return api_ ? api_->url() : ""; }
+AgentApiAccess SimNode::api_access() const {
+  return api_ ? api_->agent_access() : AgentApiAccess{};
+}
 
 void SimNode::Up() {
   Prepare();
@@ -98,62 +103,138 @@ void SimNode::Prepare() {
   spdlog::info("[trainsim] run {}: {} pods on {} {}", layout_.run_id,
                layout_.pods.size(), layout_.cluster() ? "nodes" : "node",
                layout_.cluster() ? NodeNames(layout_) : layout_.node_name);
+  StartApi();
   cgroups_ = std::make_unique<Cgroups>(DetectHierarchies());
   if (layout_.cluster())
     CreateClusterNetwork(layout_);
   else
     CreateBridge(layout_);
-  for (const SimPod& pod : layout_.pods) {
+  // The API objects first, as the kubelet only makes a pod's cgroups once
+  // the pod exists: they are named after its uid.
+  api_->CreateNodes(layout_);
+  created_at_ = Rfc3339Now();
+  for (SimPod& pod : layout_.pods) {
     try {
+      pod.uid = api_->CreatePod(
+          PodJson(layout_, pod, overrides_[pod.name], "0", created_at_));
       CreatePodNetwork(layout_, pod);
       cgroups_->CreatePod(pod);
     } catch (const std::exception& e) {
       throw std::runtime_error("setting up pod " + pod.name + ": " + e.what());
     }
   }
+}
 
-  trainscope::testing::FakeApiServerOptions options;
-  // An idle watch re-checks at this pace; slower means less CPU.
-  options.watch_poll = std::chrono::milliseconds(250);
-  api_ = std::make_unique<trainscope::testing::FakeApiServer>(options);
-  std::string error;
-  if (!api_->Start(&error)) throw std::runtime_error("API server: " + error);
-  created_at_ = Rfc3339Now();
-  for (const SimPod& pod : layout_.pods)
-    api_->AddPod(PodJson(layout_, pod, overrides_[pod.name], "0", created_at_));
+void SimNode::StartApi() {
+  if (!kube_api_) {
+    api_ = StartFakeClusterApi();
+    return;
+  }
+  kube_api_->files_dir = run_dir();
+  api_ = ConnectKubeClusterApi(*kube_api_);
+  // The server's uids do not carry the run id that cleanup recognises pod
+  // cgroups by: on a single node the pods then live under a slice of the
+  // run's own, as a cluster's do, and cleanup removes that slice whole.
+  if (!layout_.cluster()) {
+    layout_.nodes[0].cgroup_parent = NodeSliceName(layout_.run_id, 0);
+    for (SimPod& pod : layout_.pods)
+      pod.cgroup_parent = layout_.nodes[0].cgroup_parent + "/";
+  }
 }
 
 void SimNode::StartPods() {
   if (!api_) throw std::runtime_error("StartPods before Prepare");
   start_epoch_s_ = EpochNow();
   if (exe_.empty()) exe_ = SelfExe();
-  const std::string& self = exe_;
+  for (const SimPod& pod : layout_.pods) SpawnPod(pod);
+}
+
+void SimNode::SpawnPod(const SimPod& pod) {
   char start[32];
   std::snprintf(start, sizeof start, "%.3f", start_epoch_s_);
-  for (const SimPod& pod : layout_.pods) {
-    std::vector<std::string> args = {
-        self,
-        "__pod",
-        "--scenario",
-        scenario_copy_,
-        "--run-id",
-        layout_.run_id,
-        "--pod",
-        pod.name,
-        "--stats",
-        run_dir() + "/stats/" + pod.name + ".json",
-        "--input-dir",
-        InputDir(layout_.run_id),
-        "--start-epoch",
-        start,
-        "--netns",
-        fs::path(std::string("/run/netns/") + pod.netns).string()};
-    for (const std::string& dir : cgroups_->ContainerDirs(pod)) {
-      args.push_back("--cgroup");
-      args.push_back(dir);
+  std::vector<std::string> args = {
+      exe_,
+      "__pod",
+      "--scenario",
+      scenario_copy_,
+      "--run-id",
+      layout_.run_id,
+      "--pod",
+      pod.name,
+      "--stats",
+      run_dir() + "/stats/" + pod.name + ".json",
+      "--input-dir",
+      InputDir(layout_.run_id),
+      "--start-epoch",
+      start,
+      "--netns",
+      fs::path(std::string("/run/netns/") + pod.netns).string()};
+  for (const std::string& dir : cgroups_->ContainerDirs(pod)) {
+    args.push_back("--cgroup");
+    args.push_back(dir);
+  }
+  // A restarted pod appends to its log, as `kubectl logs` keeps the
+  // previous container's.
+  pods_[pod.name] =
+      Subprocess::Spawn(args, run_dir() + "/logs/" + pod.name + ".log");
+  pod_started_at_[pod.name] = Rfc3339Now();
+}
+
+bool SimNode::CrashPod(const SimPod& pod, int exit_code) {
+  if (restarts_.count(pod.name)) return false;  // down already
+  auto it = pods_.find(pod.name);
+  if (it == pods_.end() || it->second.pid() <= 0)
+    throw std::runtime_error("no running process to crash");
+  if (!SendCrash(it->second.pid(), exit_code))
+    throw std::runtime_error("sigqueue: " + std::string(std::strerror(errno)));
+  restarts_[pod.name] = PendingRestart{};
+  return true;
+}
+
+void SimNode::TickRestarts() {
+  const double now = EpochNow();
+  for (auto it = restarts_.begin(); it != restarts_.end();) {
+    const std::string name = it->first;
+    PendingRestart& pending = it->second;
+    const SimPod* pod = layout_.Find(name);
+    ContainerRestarts& r = overrides_[name].restarts;
+    if (!pending.reaped) {
+      Subprocess& process = pods_[name];
+      if (process.Running()) {
+        ++it;
+        continue;
+      }
+      const int status = process.status();
+      r.last_exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
+                         : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                               : 1;
+      r.last_reason = r.last_exit_code == 0 ? "Completed" : "Error";
+      r.last_started_at = pod_started_at_[name];
+      r.last_finished_at = Rfc3339Now();
+      ++r.count;
+      // The kubelet's back-off: none before the first restart, then 10 s
+      // doubling up to 5 min.
+      const double backoff =
+          r.count == 1
+              ? 0
+              : std::min(300.0, 10.0 * (1 << std::min(r.count - 2, 5)));
+      pending = {true, now + backoff};
+      r.backing_off = backoff > 0;
+      spdlog::info("[trainsim] {} exited with {}; restart {} in {:.0f} s", name,
+                   r.last_exit_code, r.count, backoff);
+      if (pod) UpdatePod(*pod);
     }
-    pods_[pod.name] =
-        Subprocess::Spawn(args, run_dir() + "/logs/" + pod.name + ".log");
+    if (now < pending.due_epoch_s) {
+      ++it;
+      continue;
+    }
+    if (pod) {
+      SpawnPod(*pod);
+      r.backing_off = false;
+      r.running_since = pod_started_at_[name];
+      UpdatePod(*pod);
+    }
+    it = restarts_.erase(it);
   }
 }
 
@@ -172,7 +253,7 @@ void SimNode::SpawnInPod(const SimPod& pod, std::vector<std::string> args,
 
 void SimNode::UpdatePod(const SimPod& pod) {
   if (api_)
-    api_->ModifyPod(
+    api_->UpdatePod(
         PodJson(layout_, pod, overrides_[pod.name], "0", created_at_));
 }
 
@@ -206,7 +287,7 @@ void SimNode::Teardown() {
   if (torn_down_) return;
   torn_down_ = true;
   StopPods();
-  if (api_) api_->Stop();
+  if (api_) api_->DeleteAll();
   api_.reset();
   std::vector<std::string> left =
       CleanupRun(layout_.run_id, /*keep_run_dir=*/false);

@@ -2,19 +2,18 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cgroups.h"
+#include "cluster_api.h"
 #include "exec.h"
+#include "kube_cluster_api.h"
 #include "layout.h"
 #include "pod_json.h"
 #include "scenario.h"
 #include "stats.h"
-
-namespace trainscope::testing {
-class FakeApiServer;
-}
 
 namespace trainsim {
 
@@ -27,7 +26,8 @@ std::string InputDir(const std::string& run_id);
 std::string LogTail(const std::string& path, size_t lines);
 
 // One simulated node: the pods of a scenario as netns + cgroups + traffic
-// processes, and the API server that lists them. The destructor tears
+// processes, and the API server that lists them (a fake one of its own, or
+// a real one: use_kube_api). The destructor tears
 // everything down (by run id, the same code `trainsim cleanup` runs).
 class SimNode {
  public:
@@ -40,6 +40,11 @@ class SimNode {
   // The trainsim binary that runs the pod processes (default: this
   // executable; tests that embed SimNode point it at the real binary).
   void set_exe(std::string exe) { exe_ = std::move(exe); }
+  // Before Prepare: put the nodes and pods in the real API server of a
+  // kubeconfig instead of a fake one (files_dir is filled in: the run dir).
+  void use_kube_api(KubeClusterApiOptions options) {
+    kube_api_ = std::move(options);
+  }
   // Network, cgroups, API server, pod processes. Throws with context.
   void Up();
   // Up() in two halves: everything but the traffic (network, cgroups, the
@@ -55,7 +60,9 @@ class SimNode {
   const Layout& layout() const { return layout_; }
   const std::string& run_id() const { return layout_.run_id; }
   std::string run_dir() const { return RunDir(layout_.run_id); }
-  std::string api_url() const;
+  std::string api_url() const { return api_access().url; }
+  // How agents reach the API (URL, CA, token); empty before Prepare.
+  AgentApiAccess api_access() const;
   double start_epoch_s() const { return start_epoch_s_; }
   GroundTruth Truth(std::map<std::string, uint64_t>* steps = nullptr) const;
   // The traffic process of a pod (-1 when not running).
@@ -65,11 +72,32 @@ class SimNode {
   Cgroups& cgroups() { return *cgroups_; }
   void UpdatePod(const SimPod& pod);  // re-publishes it: a MODIFIED event
   PodOverrides& overrides(const std::string& pod) { return overrides_[pod]; }
+  // The crash fault: the pod's process exits with `exit_code` (its program
+  // with it); TickRestarts then restarts it as the kubelet would.
+  // False when the pod is down already (crashed, not yet restarted).
+  bool CrashPod(const SimPod& pod, int exit_code);
+  // Reaps crashed pod processes, records their end in the pod's status
+  // (restartCount, lastState.terminated) and restarts each after the
+  // kubelet's back-off: at once the first time, then 10 s doubling up to
+  // 300 s, waiting in CrashLoopBackOff meanwhile. The timeline calls it.
+  void TickRestarts();
   // Starts `trainsim <args>` inside the pod's netns and cgroups.
   void SpawnInPod(const SimPod& pod, std::vector<std::string> args,
                   const std::string& log_name);
 
  private:
+  // The fake API server, or the real one of use_kube_api.
+  void StartApi();
+  // The pod's traffic process (`trainsim __pod`), started now.
+  void SpawnPod(const SimPod& pod);
+
+  // A pod whose process was asked to crash: reaped, then restarted when
+  // due (epoch seconds).
+  struct PendingRestart {
+    bool reaped = false;
+    double due_epoch_s = 0;
+  };
+
   Scenario scenario_;
   Layout layout_;
   std::string scenario_copy_;
@@ -77,9 +105,12 @@ class SimNode {
   double start_epoch_s_ = 0;
   std::string created_at_;
   std::unique_ptr<Cgroups> cgroups_;
-  std::unique_ptr<trainscope::testing::FakeApiServer> api_;
+  std::optional<KubeClusterApiOptions> kube_api_;
+  std::unique_ptr<ClusterApi> api_;
   std::map<std::string, PodOverrides> overrides_;
   std::map<std::string, Subprocess> pods_;
+  std::map<std::string, PendingRestart> restarts_;
+  std::map<std::string, std::string> pod_started_at_;  // RFC 3339
   std::vector<Subprocess> helpers_;
   bool torn_down_ = false;
 };

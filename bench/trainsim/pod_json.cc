@@ -23,6 +23,26 @@ std::string MemoryQuantity(uint64_t bytes) {
   return std::to_string(bytes);
 }
 
+namespace {
+
+// Waiting in back-off between restarts, else running since the last start.
+json ContainerState(const ContainerRestarts& r, const std::string& created_at) {
+  if (r.backing_off) {
+    return {{"waiting",
+             {{"reason", "CrashLoopBackOff"},
+              {"message", "back-off restarting failed container"}}}};
+  }
+  return {{"running",
+           {{"startedAt",
+             r.running_since.empty() ? created_at : r.running_since}}}};
+}
+
+}  // namespace
+
+std::string NodeHostIp(int k) {
+  return "192.0.2." + std::to_string(1 + k % 250);
+}
+
 std::string TfConfig(const Layout& layout, const SimPod& pod) {
   json cluster = json::object();
   for (const SimPod& p : layout.pods) {
@@ -148,23 +168,35 @@ json PodJson(const Layout& layout, const SimPod& pod,
         {{"type", "PodScheduled"},
          {"status", "True"},
          {"lastTransitionTime", created_at}}}},
-      // The node has no address on the pods' network; a documentation
-      // address keeps the field realistic without pointing anywhere.
-      {"hostIP", "192.0.2." + std::to_string(1 + pod.node % 250)},
+      {"hostIP", NodeHostIp(pod.node)},
       {"podIP", pod.ip},
       {"podIPs", {{{"ip", pod.ip}}}},
       {"startTime", created_at},
       {"qosClass", "Burstable"},
       {"containerStatuses",
        {{{"name", container_name},
-         {"ready", true},
-         {"started", true},
-         {"restartCount", 0},
+         {"ready", !overrides.restarts.backing_off},
+         {"started", !overrides.restarts.backing_off},
+         {"restartCount", overrides.restarts.count},
          {"image", image},
          {"imageID",
           image.substr(0, image.find(':')) + "@sha256:" + pod.container_id},
          {"containerID", "containerd://" + pod.container_id},
-         {"state", {{"running", {{"startedAt", created_at}}}}}}}}};
+         // What the kubelet applied (it reports them since in-place
+         // resize; the API server allows a resize only once they show).
+         {"allocatedResources", requests},
+         {"resources", resources},
+         {"state", ContainerState(overrides.restarts, created_at)}}}}};
+  if (!overrides.restarts.last_reason.empty()) {
+    const ContainerRestarts& r = overrides.restarts;
+    status["containerStatuses"][0]["lastState"] = {
+        {"terminated",
+         {{"reason", r.last_reason},
+          {"exitCode", r.last_exit_code},
+          {"startedAt", r.last_started_at},
+          {"finishedAt", r.last_finished_at},
+          {"containerID", "containerd://" + pod.container_id}}}};
+  }
 
   return {
       {"kind", "Pod"},

@@ -16,6 +16,7 @@
 
 #include "cgroups.h"
 #include "compute.h"
+#include "crash_signal.h"
 #include "layout.h"
 #include "placement.h"
 #include "program_pod.h"
@@ -467,6 +468,7 @@ void EnterPod(const std::string& netns_path,
 
 int RunPodProcess(const PodProcessArgs& args) {
   BlockStopSignals();
+  InstallCrashHandler();
   Scenario scenario = LoadScenarioFile(args.scenario_path);
   Layout layout = MakeLayout(scenario, args.run_id);
   const SimPod* self = layout.Find(args.pod);

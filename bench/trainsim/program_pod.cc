@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "crash_signal.h"
 #include "sock_diag.h"
 #include "stats.h"
 
@@ -98,6 +99,7 @@ class ProgramPod {
     ProgramLaunch launch = MakeProgramLaunch(layout_, self_, repo);
     spdlog::info("[trainsim] {}: starting {}", self_.name, Joined(launch.argv));
     pid_ = StartProgram(launch);
+    SetCrashProgramGroup(pid_);
     const auto started = Clock::now();
     int status = 0;
     while (!WaitForStop(1000)) {

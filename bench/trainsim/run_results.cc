@@ -106,6 +106,7 @@ ojson RunResultsJson(const Scenario& scenario, const StepRateTracker& rates,
          {"true_steps_per_second", Round4(w.true_rate)},
          {"agent_steps_per_second", Round4(w.agent_rate)},
          {"agent_coverage", std::round(w.agent_coverage * 100) / 100},
+         {"withdrawn", w.withdrawn},
          {"error_pct",
           w.error ? ojson(std::round(*w.error * 1000) / 10) : ojson(nullptr)}});
   ojson jobs = ojson::array();

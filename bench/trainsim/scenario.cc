@@ -166,7 +166,8 @@ const std::pair<const char*, FaultKind> kFaultKinds[] = {
     {"memory_fill", FaultKind::kMemoryFill},
     {"input_read", FaultKind::kInputRead},
     {"gpu", FaultKind::kGpu},
-    {"node_bandwidth_limit", FaultKind::kNodeBandwidthLimit}};
+    {"node_bandwidth_limit", FaultKind::kNodeBandwidthLimit},
+    {"crash", FaultKind::kCrash}};
 
 template <typename E, size_t N>
 std::string_view EnumName(E value,
@@ -383,6 +384,15 @@ Fault ParseFault(const json& j, const std::string& path) {
       f.memory_bytes =
           AtLeast(o.Int("memory_bytes", 0), 0, o.Path("memory_bytes"));
       break;
+    case FaultKind::kCrash:
+      // What a container's main process can exit with (0 is a clean exit,
+      // not a crash).
+      f.exit_code = AtLeast(o.Int("exit_code", 1), 1, o.Path("exit_code"));
+      if (f.exit_code > 255) Fail(o.Path("exit_code"), "must be <= 255");
+      f.every_s = NonNegative(o.Num("every_s", 0), o.Path("every_s"));
+      if (f.every_s > 0 && f.every_s < 1)
+        Fail(o.Path("every_s"), "must be 0 (once) or >= 1");
+      break;
   }
   o.RejectUnknown();
   return f;
@@ -484,6 +494,8 @@ Scenario ParseScenario(const json& doc) {
   // The step-rate check is on unless the scenario says why not.
   if (o.Has("skip_step_rate_check"))
     s.skip_step_rate_check = o.Str("skip_step_rate_check");
+  if (o.Has("step_rates_may_withdraw"))
+    s.step_rates_may_withdraw = o.Str("step_rates_may_withdraw");
 
   if (o.Has("nodes")) s.nodes = ParseNodes(o.At("nodes"));
   const json& jobs = o.At("jobs");

@@ -37,7 +37,8 @@ enum class FaultKind {
   kMemoryFill,
   kInputRead,
   kGpu,
-  kNodeBandwidthLimit
+  kNodeBandwidthLimit,
+  kCrash
 };
 // Where a job's pods go when the scenario declares `nodes` (cluster.cc).
 enum class NodeLayout { kPsWithWorkers, kPsIsolated, kSpread, kRandom };
@@ -123,6 +124,8 @@ struct Fault {
   uint64_t bytes_per_step = 0;  // input_read
   double utilization = 0;       // gpu (0..1)
   uint64_t memory_bytes = 0;    // gpu
+  int exit_code = 1;            // crash
+  double every_s = 0;           // crash: repeats (0 = once)
 };
 
 // (kind, pod) for a pod's diagnosis, (kind, node) for a node-level one
@@ -154,6 +157,11 @@ struct Scenario {
   // Non-empty: why `verify` does not compare the agent's steps/s per
   // worker with the ground truth for this scenario (docs/trainsim.md).
   std::string skip_step_rate_check;
+  // Non-empty: why the agent may withdraw a worker's steps/s here (traffic
+  // with no trustworthy period, docs/flows.md "Step rates"): `verify` then
+  // accepts a worker without an estimate, as long as the estimates it did
+  // give are right (docs/trainsim.md).
+  std::string step_rates_may_withdraw;
 };
 
 // The diagnosis kinds of DESIGN.md's catalog; expect/allow must use these.

@@ -70,7 +70,11 @@ class StepRateTracker {
     std::optional<double> true_rate;   // median over the last minute
     std::optional<double> agent_rate;  // median of the agent's estimates
     double agent_coverage = 0;         // polls with an estimate / polls
-    std::optional<double> error;       // (agent - true) / true
+    // Under kMinCoverage where the scenario allows a withdrawn rate
+    // (step_rates_may_withdraw): agent_rate is then the median of the
+    // estimates given, if any, and must still be right.
+    bool withdrawn = false;
+    std::optional<double> error;  // (agent - true) / true
     bool passed = true;
     std::string why;  // when not passed
   };
@@ -141,6 +145,7 @@ class StepRateTracker {
   std::vector<std::string> checked_jobs_;
   std::set<std::string> counters_;  // every pod whose count is read
   std::map<std::string, std::vector<TruthSample>> truth_;
+
   std::vector<double> polls_;  // times of agent reports seen
   std::map<std::string, std::map<double, double>> agent_;
   // "namespace/job" -> poll time -> the agent's job total.

@@ -73,6 +73,19 @@ void PrintTruth(const SimNode& node) {
       std::printf(" %s=%.2f", pod.c_str(), b / total);
     std::printf("\n");
   }
+  // A crashed process (the crash fault) exits without writing its counts:
+  // the connections of a pod that crashed cannot be compared.
+  std::set<std::string> crashed;
+  for (const Fault& f : node.scenario().faults)
+    if (f.kind == FaultKind::kCrash) crashed.insert(f.pod);
+  for (const std::string& pod : crashed) {
+    truth.erase(pod);
+    for (auto& [name, row] : truth) row.erase(pod);
+    std::printf(
+        "not compared: %s crashed (its processes' counts died with "
+        "them)\n",
+        pod.c_str());
+  }
   const auto bad = Inconsistencies(truth);
   if (bad.empty())
     std::printf("both ends of every connection agree on the byte counts\n");
@@ -172,7 +185,7 @@ std::string DefaultAgentPath() {
   // Next to trainsim in a build tree: <build>/bench/trainsim/trainsim and
   // <build>/agent/trainscope-agent.
   fs::path self = fs::path(SelfExe()).parent_path();
-  for (fs::path p :
+  for (const fs::path& p :
        {self / "../../agent/trainscope-agent", self / "trainscope-agent"})
     if (fs::exists(p)) return fs::canonical(p).string();
   return "";
@@ -230,7 +243,10 @@ AgentSettings AgentSettingsFor(const RunOptions& o, const Scenario& scenario,
   const bool cluster = !scenario.nodes.empty();
   AgentSettings as;
   as.binary = o.agent_bin;
-  as.api_url = node.api_url();
+  const AgentApiAccess api = node.api_access();
+  as.api_url = api.url;
+  as.api_ca_file = api.ca_file;
+  as.api_token_file = api.token_file;
   as.run_dir = node.run_dir();
   as.interval_s = scenario.interval_s;
   as.first_port = o.agent_port;
@@ -317,6 +333,7 @@ TimelineEnd RunTimeline(const RunOptions& o, const Scenario& scenario,
         std::chrono::duration<double>(Clock::now() - t0).count();
     if (!o.until_stopped && elapsed >= scenario.duration_s) break;
     faults.Tick(elapsed);
+    node.TickRestarts();
     for (AgentProcess& a : agents) {
       if (a.died || a.process.Running()) continue;
       a.died = end.agent_died = true;
@@ -383,6 +400,11 @@ int RunScenario(const RunOptions& o) {
   const bool agents_first =
       o.traffic_after_agent_ready || (cluster && !o.agent_bin.empty());
   SimNode node(scenario, o.scenario_path, run_id);
+  if (!o.kubeconfig.empty())
+    node.use_kube_api({.kubeconfig = o.kubeconfig,
+                       .agent_service_account = o.agent_service_account,
+                       // `up` runs until stopped: a day's token.
+                       .token_seconds = o.until_stopped ? 86400 : 3600});
   { std::ofstream(node.run_dir() + "/supervisor.pid") << getpid() << "\n"; }
   if (agents_first)
     node.Prepare();

@@ -33,6 +33,11 @@ struct RunOptions {
   // verify: write the run's results (true and estimated steps/s, the
   // diagnoses with their cost figures, the verdict) to this JSON file.
   std::string results_json;
+  // The nodes and pods go to this kubeconfig's API server instead of a fake
+  // one (docs/trainsim.md, "A real API server"); the agents get a token of
+  // agent_service_account ("namespace/name"; "" = the kubeconfig's token).
+  std::string kubeconfig;
+  std::string agent_service_account = "trainscope/trainscope-agent";
 };
 
 // run / verify / the body of up. Returns the process exit code; teardown

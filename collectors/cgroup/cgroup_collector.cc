@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "cgroup/cgroup_reader.h"
+#include "cgroup/process_states.h"
 #include "kube/pod_cgroups.h"
 #include "spdlog/spdlog.h"
 
@@ -106,7 +107,7 @@ CgroupHierarchies ReadHierarchies(const CgroupHierarchies& all) {
 }  // namespace
 
 CgroupCollector::CgroupCollector(const HostPaths& host)
-    : cgroup_root_(host.cgroup_root) {}
+    : cgroup_root_(host.cgroup_root), proc_(host.proc) {}
 
 CollectStatus CgroupCollector::Collect(const CollectContext& ctx,
                                        Snapshot& out) {
@@ -188,6 +189,7 @@ CollectStatus CgroupCollector::CollectOrThrow(const CollectContext& ctx,
       PodRead read = ReadPod(hierarchies, info, it->second);
       if (read.vanished) rescan_ = true;
       if (!read.sample) continue;
+      read.sample->processes = ReadProcessStates(proc_, read.sample->pids);
       out.pod_samples[info.uid] = std::move(*read.sample);
       ++matched;
     }

@@ -15,7 +15,7 @@ namespace trainscope {
 // Per pod and per container CPU, memory, IO and PSI from the pods' cgroups,
 // on cgroup v2, v1 and hybrid hosts. Fills Snapshot::pod_samples for every
 // pod of the context whose cgroup exists, including a few PIDs per pod that
-// later collectors (procnet, GPU) use.
+// later collectors (procnet, GPU) use, and those processes' states.
 class CgroupCollector : public Collector {
  public:
   explicit CgroupCollector(const HostPaths& host);
@@ -35,6 +35,7 @@ class CgroupCollector : public Collector {
   static constexpr int kRescanEveryCycles = 12;
 
   std::filesystem::path cgroup_root_;
+  std::filesystem::path proc_;
   std::optional<CgroupHierarchies> scanned_;
   std::map<std::string, PodCgroup> pod_cgroups_;  // by pod uid
   int cycles_since_scan_ = 0;

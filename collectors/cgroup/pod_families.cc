@@ -157,6 +157,32 @@ void AppendNetworkFamilies(
   }
 }
 
+// trainscope_pod_processes{state}: every state, 0 included, so a stopped
+// rank's series reads 1 against its peers' 0 rather than being absent.
+void AppendProcessStates(const ExportContext& ctx,
+                         std::vector<prometheus::MetricFamily>& out) {
+  FamilyBuilder family(std::string(kPodProcesses),
+                       "The pod's processes by scheduler state (main "
+                       "threads, /proc/<pid>/stat; at most 8 per pod).",
+                       MetricType::Gauge);
+  for (const auto& [uid, sample] : ctx.snapshot().pod_samples) {
+    const PodInfo* pod = ctx.FindPod(uid);
+    if (!pod || !sample.processes) continue;
+    const LabelMap labels = ctx.PodLabels(*pod);
+    const ProcessStates& p = *sample.processes;
+    const std::pair<const char*, unsigned> states[] = {
+        {"running", p.running},
+        {"sleeping", p.sleeping},
+        {"disk_sleep", p.disk_sleep},
+        {"stopped", p.stopped},
+        {"zombie", p.zombie}};
+    for (const auto& [state, count] : states) {
+      family.Add(WithLabels(labels, {{"state", state}}), count);
+    }
+  }
+  family.MoveInto(out);
+}
+
 }  // namespace
 
 void AppendPodFamilies(const ExportContext& ctx,
@@ -207,6 +233,7 @@ void AppendPodFamilies(const ExportContext& ctx,
     }
     if (sample.network) network.emplace_back(labels, &*sample.network);
   }
+  AppendProcessStates(ctx, out);
   AppendCgroupFamilies(false, pod_series, out);
   AppendCgroupFamilies(true, container_series, out);
   AppendNetworkFamilies(network, out);

@@ -22,7 +22,8 @@ StepRateSettings StepRateSettingsFor(const FlowsOptions& options) {
 FlowsCollector::FlowsCollector(FlowsOptions options, HostPaths host)
     : options_(std::move(options)),
       host_(std::move(host)),
-      step_rates_(StepRateSettingsFor(options_)) {}
+      step_rates_(StepRateSettingsFor(options_)),
+      waits_(options_.training_ports) {}
 
 Status FlowsCollector::OpenPcap() {
   PcapOptions po;
@@ -135,8 +136,10 @@ CollectStatus FlowsCollector::Collect(const CollectContext& ctx,
   double now_s = 0;
   const std::vector<BurstEvent> bursts = TakeBursts(&now_s);
   ledger_.Add(deltas, resolver);
-  if (options_.burst_gap_s > 0)
+  if (options_.burst_gap_s > 0) {
     ledger_.AddBursts(bursts, resolver, options_.burst_gap_s);
+    ledger_.AddWaits(waits_.Add(bursts), resolver);
+  }
   ledger_.Prune(pods, peer_pods);
   out.peer_traffic = ledger_.Samples(pods, peer_pods);
   UpdateStepRates(bursts, resolver, pods, peer_pods, now_s, out);

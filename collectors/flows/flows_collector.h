@@ -9,6 +9,7 @@
 
 #include "flows/bpf_loader.h"
 #include "flows/cgroup2.h"
+#include "flows/exchange_wait.h"
 #include "flows/flow_map.h"
 #include "flows/flows_options.h"
 #include "flows/flows_sample.h"
@@ -59,6 +60,8 @@ class FlowsCollector : public Collector {
   CounterTracker tracker_;
   PeerLedger ledger_;
   StepRateTracker step_rates_;
+  // Requests to answers: the time each pod waits on its peers.
+  ExchangeWaits waits_;
   LogLimiter log_limiter_;
 };
 

@@ -42,6 +42,12 @@ struct FlowsExchangeFamilies {
       std::string(kPeerTransmitExchangeSecondsTotal),
       "Seconds the pod spent sending exchange bursts to the peer pod.",
       MetricType::Counter};
+  FamilyBuilder wait{
+      std::string(kPeerWaitSecondsTotal),
+      "Seconds the pod waited on the peer pod's answers: from the first "
+      "byte of each request it sent the peer to the last byte of the "
+      "answer, silences included (once however many connections waited).",
+      MetricType::Counter};
 };
 
 void AppendPeerFamilies(const ExportContext& ctx,
@@ -92,9 +98,10 @@ void AppendPeerFamilies(const ExportContext& ctx,
       exchange.receive.Add(labels, *s.receive_exchange_seconds);
     if (s.transmit_exchange_seconds)
       exchange.transmit.Add(labels, *s.transmit_exchange_seconds);
+    if (s.wait_seconds) exchange.wait.Add(labels, *s.wait_seconds);
   }
   for (auto* f : {&rx, &tx, &rx_pkts, &tx_pkts, &rx_payload, &tx_payload,
-                  &exchange.receive, &exchange.transmit}) {
+                  &exchange.receive, &exchange.transmit, &exchange.wait}) {
     f->MoveInto(out);
   }
 }

@@ -107,6 +107,25 @@ void PeerLedger::AddBursts(const std::vector<BurstEvent>& bursts,
   });
 }
 
+void PeerLedger::AddWaits(const std::vector<WaitSpan>& waits,
+                          const PeerResolver& resolver) {
+  double newest = 0;
+  for (const auto& w : waits) {
+    const PodInfo* local = resolver.Local(w.pod);
+    if (!local) continue;
+    const PodInfo* peer = resolver.Peer(w.peer);
+    auto it = totals_.find({local->uid, peer ? peer->uid : std::string()});
+    if (it == totals_.end()) continue;
+    auto& train = waits_[{local->uid, w.peer}];
+    it->second.wait_seconds += AddToTrain(&train, {w.start_s, 0, w.end_s}, 0);
+    if (train.size() > kBurstsPerTrain) train.pop_front();
+    newest = std::max(newest, w.end_s);
+  }
+  std::erase_if(waits_, [&](const auto& entry) {
+    return entry.second.back().end_s < newest - kTrainMemorySeconds;
+  });
+}
+
 void PeerLedger::Prune(const PodList& pods, const PodList* peer_pods) {
   std::set<std::string> local_uids, peer_uids;
   for (const auto& pod : pods) local_uids.insert(pod.uid);
@@ -116,6 +135,9 @@ void PeerLedger::Prune(const PodList& pods, const PodList* peer_pods) {
   }
   std::erase_if(trains_, [&](const auto& entry) {
     return !local_uids.count(std::get<0>(entry.first));
+  });
+  std::erase_if(waits_, [&](const auto& entry) {
+    return !local_uids.count(entry.first.first);
   });
   std::erase_if(totals_, [&](const auto& entry) {
     const auto& [local, peer] = entry.first;
@@ -151,6 +173,7 @@ std::vector<PeerTrafficSample> PeerLedger::Samples(
     if (tracks_bursts_) {
       s.receive_exchange_seconds = t.receive_exchange_seconds;
       s.transmit_exchange_seconds = t.transmit_exchange_seconds;
+      s.wait_seconds = t.wait_seconds;
     }
     out.push_back(std::move(s));
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "flows/burst.h"
+#include "flows/exchange_wait.h"
 #include "flows/flow_record.h"
 #include "flows/step_period.h"
 #include "trainscope/pod.h"
@@ -55,6 +56,8 @@ class PeerLedger {
     FlowCounters transmit;
     double receive_exchange_seconds = 0;
     double transmit_exchange_seconds = 0;
+    // Time the pod waited on the peer's answers (AddWaits).
+    double wait_seconds = 0;
   };
   // (local pod uid, peer pod uid or "" for every unknown peer)
   using PairKey = std::pair<std::string, std::string>;
@@ -69,6 +72,12 @@ class PeerLedger {
   // seconds.
   void AddBursts(const std::vector<BurstEvent>& bursts,
                  const PeerResolver& resolver, double gap_s);
+  // Adds the time the spans cover to the wait time of their pairs (only
+  // pairs whose bytes are counted), once however many of the pair's
+  // connections waited at the same time: a worker's reads of several
+  // variables from one PS at once are one wait.
+  void AddWaits(const std::vector<WaitSpan>& waits,
+                const PeerResolver& resolver);
   // Forgets pairs whose local pod (in `pods`) or known peer pod (in `pods`
   // or `peer_pods`) is gone.
   void Prune(const PodList& pods, const PodList* peer_pods = nullptr);
@@ -87,6 +96,10 @@ class PeerLedger {
   static constexpr size_t kBurstsPerTrain = 16;
   static constexpr double kTrainMemorySeconds = 60;
   std::map<TrainKey, std::deque<BurstPoint>> trains_;
+  // The newest waits per (local pod uid, peer address), joined where they
+  // overlap.
+  using WaitKey = std::pair<std::string, IpAddress>;
+  std::map<WaitKey, std::deque<BurstPoint>> waits_;
   std::map<PairKey, Totals> totals_;
   uint64_t unattributed_bytes_ = 0;
   bool tracks_bursts_ = false;

@@ -1,6 +1,7 @@
 #include "flows/step_rates.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -92,6 +93,26 @@ bool PiecesOfKnownStep(const PeriodEstimate& e, double known_step_bytes) {
          kPiecesPerKnownStep * e.step_bytes <= known_step_bytes;
 }
 
+double BusyShare(std::span<const BurstPoint> window) {
+  if (window.empty()) return 0;
+  double busy = 0, last_end = window.front().start_s;
+  for (const BurstPoint& b : window) {
+    const double end = std::max(b.end_s, b.start_s);
+    // Bursts of a peer's connections can overlap: count each second once.
+    busy += std::max(0.0, end - std::max(b.start_s, last_end));
+    last_end = std::max(last_end, end);
+  }
+  const double span = last_end - window.front().start_s;
+  return span > 0 ? busy / span : 0;
+}
+
+bool UnanchoredPeriod(const PeriodEstimate& e, double busy_share,
+                      double pod_busy_share) {
+  if (e.from_turns || e.method == PeriodEstimate::Method::kStepBytes)
+    return false;
+  return std::max(busy_share, pod_busy_share) >= kLinkBoundBusyShare;
+}
+
 std::optional<PeriodEstimate> RecentChange(std::span<const BurstPoint> window,
                                            double period_s) {
   std::vector<uint64_t> sizes;
@@ -119,7 +140,7 @@ std::optional<PeriodEstimate> RecentChange(std::span<const BurstPoint> window,
 }
 
 StepRateTracker::WindowEstimate StepRateTracker::StreamPeriod(
-    const Stream& stream) const {
+    const Stream& stream, double pod_busy_share) const {
   const auto& b = stream.bursts;
   if (b.size() < 3) return {};
   // The shortest window that shows a period: a short one follows a rate
@@ -147,6 +168,11 @@ StepRateTracker::WindowEstimate StepRateTracker::StreamPeriod(
     // own comb can catch the rhythm the link cuts them at.
     auto period = ExchangePeriod(stream, window.front().start_s);
     if (!period) period = EstimatePeriodAtAnyScale(window, s_.period);
+    // Nothing ties the period to the steps in a stream that never showed
+    // a step's size (issue 31).
+    if (period && stream.step_bytes <= 0 &&
+        UnanchoredPeriod(*period, BusyShare(window), pod_busy_share))
+      period.reset();
     // Cut exchanges of a size seen whole: their bytes count the steps, as
     // the rhythm they are cut at need not be the steps'. So do "whole"
     // exchanges a fraction of that size (PiecesOfKnownStep): a saturated
@@ -197,10 +223,41 @@ std::optional<PeriodEstimate> StepRateTracker::ExchangePeriod(
   return period;
 }
 
-std::optional<PeriodEstimate> StepRateTracker::CurrentPeriod(Stream& stream,
-                                                             double now_s) {
+std::map<std::string, double> StepRateTracker::PodBusyShares() const {
+  // The window ends at the pod's newest burst: a stream that stopped long
+  // ago (a connection of the job's start-up) must not stretch it.
+  std::map<std::string, double> newest;
+  for (const auto& [key, stream] : streams_) {
+    double& t = newest
+                    .try_emplace(std::get<0>(key),
+                                 -std::numeric_limits<double>::infinity())
+                    .first->second;
+    t = std::max(t, stream.bursts.back().start_s);
+  }
+  std::map<std::string, std::vector<BurstPoint>> recent;
+  for (const auto& [key, stream] : streams_) {
+    const std::string& pod = std::get<0>(key);
+    const double from = newest.at(pod) - s_.short_window_s;
+    auto& out = recent[pod];
+    for (auto it = stream.bursts.rbegin();
+         it != stream.bursts.rend() && it->start_s >= from; ++it)
+      out.push_back(*it);
+  }
+  std::map<std::string, double> out;
+  for (auto& [pod, bursts] : recent) {
+    std::sort(bursts.begin(), bursts.end(),
+              [](const BurstPoint& a, const BurstPoint& b) {
+                return a.start_s < b.start_s;
+              });
+    out[pod] = BusyShare(bursts);
+  }
+  return out;
+}
+
+std::optional<PeriodEstimate> StepRateTracker::CurrentPeriod(
+    Stream& stream, double now_s, double pod_busy_share) {
   if (!stream.due_s || now_s >= *stream.due_s) {
-    const WindowEstimate e = StreamPeriod(stream);
+    const WindowEstimate e = StreamPeriod(stream, pod_busy_share);
     stream.period = e.period;
     stream.due_s.reset();
     if (e.span_s > s_.short_window_s) stream.due_s = now_s + s_.refresh_s;
@@ -224,11 +281,12 @@ std::map<std::string, StepRate> StepRateTracker::Rates(double now_s) {
   };
   std::map<std::string, std::vector<Vote>> votes;
   std::map<std::string, StepRate> out;
+  const std::map<std::string, double> pod_busy = PodBusyShares();
   for (auto& [key, stream] : streams_) {
     const std::string& pod = std::get<0>(key);
     StepRate& rate = out[pod];
     ++rate.streams_seen;
-    const auto period = CurrentPeriod(stream, now_s);
+    const auto period = CurrentPeriod(stream, now_s, pod_busy.at(pod));
     if (!period) continue;
     ++rate.streams;
     votes[pod].push_back(

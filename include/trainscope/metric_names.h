@@ -54,6 +54,21 @@ inline constexpr std::string_view kPodGpuUtilizationRatio =
 inline constexpr std::string_view kPodBandwidthLimitBytesPerSecond =
     "trainscope_pod_bandwidth_limit_bytes_per_second";
 
+// Per pod: its processes by scheduler state (cgroup collector).
+inline constexpr std::string_view kPodProcesses = "trainscope_pod_processes";
+
+// Per pod and container: the kubelet's restarts, from the API's status.
+inline constexpr std::string_view kPodRestartsTotal =
+    "trainscope_pod_restarts_total";
+inline constexpr std::string_view kContainerRestartsTotal =
+    "trainscope_container_restarts_total";
+inline constexpr std::string_view kContainerLastTerminatedTimestampSeconds =
+    "trainscope_container_last_terminated_timestamp_seconds";
+inline constexpr std::string_view kContainerStartedTimestampSeconds =
+    "trainscope_container_started_timestamp_seconds";
+inline constexpr std::string_view kContainerWaiting =
+    "trainscope_container_waiting";
+
 // Per pod and peer pod: bytes and the time spent exchanging.
 inline constexpr std::string_view kPeerReceiveBytesTotal =
     "trainscope_peer_receive_bytes_total";
@@ -63,6 +78,8 @@ inline constexpr std::string_view kPeerReceiveExchangeSecondsTotal =
     "trainscope_peer_receive_exchange_seconds_total";
 inline constexpr std::string_view kPeerTransmitExchangeSecondsTotal =
     "trainscope_peer_transmit_exchange_seconds_total";
+inline constexpr std::string_view kPeerWaitSecondsTotal =
+    "trainscope_peer_wait_seconds_total";
 
 // Per worker: training steps per second from the period of its exchanges.
 inline constexpr std::string_view kWorkerStepsPerSecond =

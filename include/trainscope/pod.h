@@ -32,8 +32,9 @@ std::string_view RoleName(Role role);
 // "server" (both kPs).
 std::optional<Role> ParseRole(std::string_view text);
 // Every role label value ParseRole knows (each role's name, and MXNet's
-// "server"), sorted: what a set-based label selector names to find training
-// pods.
+// "server") and the names only some role keys read as roles (Trainer's
+// "node", JobSet's "workers", Volcano MPI's "mpimaster"/"mpiworker"),
+// sorted: what a set-based label selector names to find training pods.
 std::vector<std::string_view> RoleLabelValues();
 
 // Roles that run training steps: worker, chief, master. A TF2 chief
@@ -45,7 +46,8 @@ bool IsTrainingRole(Role role);
 // closures come from every worker.
 bool RunsTrainingSteps(Role role);
 
-// The Kubeflow custom resource that owns a pod, when it can be known.
+// The custom resource that owns a pod, when it can be known: a Kubeflow v1
+// job, a Kubeflow Trainer v2 TrainJob, a plain JobSet or a Volcano Job.
 enum class JobKind {
   kUnknown,
   kTFJob,
@@ -55,8 +57,12 @@ enum class JobKind {
   kXGBoostJob,
   kPaddleJob,
   kJAXJob,
+  kTrainJob,
+  kJobSet,
+  kVolcanoJob,
 };
-// "TFJob", "PyTorchJob", ...; "" for kUnknown.
+// "TFJob", "PyTorchJob", ..., "TrainJob", "JobSet", "VolcanoJob"; "" for
+// kUnknown (the job_kind label value).
 std::string_view JobKindName(JobKind kind);
 // Exact (case-insensitive) kind names as above.
 std::optional<JobKind> ParseJobKind(std::string_view text);
@@ -76,10 +82,29 @@ std::string_view FrameworkName(Framework framework);
 std::optional<Framework> ParseFramework(std::string_view text);
 bool IsTensorFlow(Framework framework);
 
+// A container's last exit (the API's lastState.terminated).
+struct ContainerTermination {
+  std::string reason;  // "OOMKilled", "Error", "Completed", ... ("" unknown)
+  int exit_code = 0;
+  int signal = 0;                       // 0 when none reported
+  std::optional<double> finished_at_s;  // Unix seconds
+
+  bool operator==(const ContainerTermination&) const = default;
+};
+
+// The kubelet's waiting reason for a container it restarts with back-off.
+inline constexpr std::string_view kCrashLoopBackOff = "CrashLoopBackOff";
+
 struct ContainerInfo {
   std::string name;
   std::string id;       // runtime id without the "containerd://" scheme
   std::string runtime;  // "containerd", "cri-o", "docker", ... ("" unknown)
+  // The kubelet's view (status.containerStatuses[]): how often it restarted
+  // the container, why the last run ended, and what it does now.
+  std::optional<int> restart_count;  // absent when the source has no status
+  std::optional<ContainerTermination> last_terminated;
+  std::string waiting_reason;  // "CrashLoopBackOff", ... ("" not waiting)
+  std::optional<double> running_since_s;  // state.running.startedAt
 };
 
 struct PodInfo {

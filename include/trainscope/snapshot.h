@@ -72,6 +72,19 @@ struct NetDevCounters {
   uint64_t transmit_drops = 0;
 };
 
+// Scheduler states of a pod's processes (their main threads, from
+// /proc/<pid>/stat): a rank stopped by a signal, blocked on IO or spinning
+// shows here while its traffic only says it went quiet.
+struct ProcessStates {
+  unsigned running = 0;     // R
+  unsigned sleeping = 0;    // S, I
+  unsigned disk_sleep = 0;  // D: uninterruptible, mostly IO
+  unsigned stopped = 0;     // T, t: stopped by a signal or a tracer
+  unsigned zombie = 0;      // Z, X: exited, not yet reaped
+
+  bool operator==(const ProcessStates&) const = default;
+};
+
 struct PodSample {
   std::string uid;
   std::string cgroup_path;  // pod cgroup, relative to the hierarchy root
@@ -79,6 +92,8 @@ struct PodSample {
   std::vector<ContainerSample> containers;
   // Host PIDs in the pod's cgroups (a bounded few; for procnet and GPU).
   std::vector<int> pids;
+  // The states of the processes in `pids`; empty when none could be read.
+  std::optional<ProcessStates> processes;
   bool host_network = false;
   // Sum over the pod's interfaces except lo; empty for hostNetwork pods.
   std::optional<NetDevCounters> network;
@@ -122,6 +137,11 @@ struct PeerTrafficSample {
   // each burst, per direction). Empty when bursts are not tracked.
   std::optional<double> receive_exchange_seconds;
   std::optional<double> transmit_exchange_seconds;
+  // Seconds the pod waited on the peer's answers: from the first byte of
+  // each request it sent the peer to the last byte of the answer, silences
+  // included, once however many connections waited at a time (flows
+  // collector, ExchangeWaits). Empty when bursts are not tracked.
+  std::optional<double> wait_seconds;
 };
 
 // A pod's training step rate, from the period at which its exchange bursts

@@ -1,11 +1,13 @@
 // The Prometheus configuration the Prometheus Operator generates for the
 // shipped ServiceMonitor or PodMonitor, for tests without an API server.
 //
-// The scrape job is what the Operator writes (pkg/prometheus/promcfg.go,
-// checked against its golden files): job_name serviceMonitor/<ns>/<name>/<i>,
-// honor_labels, the relabel_configs that turn kubernetes_sd's __meta_*
-// labels into job, namespace, service, pod, container, endpoint, then the
-// endpoint's own relabelings. Only kubernetes_sd_configs is replaced: by
+// The scrape job is what the Operator writes (pkg/prometheus/promcfg.go;
+// the deploy.operator_real_* tests compare these relabel_configs with the
+// real Operator's, operator_real.mjs): job_name
+// serviceMonitor/<ns>/<name>/<i>, honor_labels, the relabel_configs that
+// turn kubernetes_sd's __meta_* labels into job, namespace, service, pod,
+// container, endpoint, then the endpoint's own relabelings and the
+// sharding step. Only kubernetes_sd_configs is replaced: by
 // static targets carrying the __meta_kubernetes_* labels kubernetes_sd would
 // give the agent's pods, derived from the rendered Service and DaemonSet.
 // A monitor field this generator does not implement fails loudly rather
@@ -116,12 +118,13 @@ function podMonitorJob(pm, i, endpoint) {
   const ns = pm.metadata.namespace;
   const rc = [
     { source_labels: ["job"], target_label: "__tmp_prometheus_job_name" },
+    // A PodMonitor drops finished pods first (a ServiceMonitor later).
+    { action: "drop", source_labels: ["__meta_kubernetes_pod_phase"], regex: "(Failed|Succeeded)" },
     ...selectorKeeps(pm.spec.selector.matchLabels ?? {}, "__meta_kubernetes_pod"),
     { action: "keep", source_labels: ["__meta_kubernetes_pod_container_port_name"], regex: endpoint.port },
     { source_labels: ["__meta_kubernetes_namespace"], target_label: "namespace" },
     { source_labels: ["__meta_kubernetes_pod_container_name"], target_label: "container" },
     { source_labels: ["__meta_kubernetes_pod_name"], target_label: "pod" },
-    { action: "drop", source_labels: ["__meta_kubernetes_pod_phase"], regex: "(Failed|Succeeded)" },
     { target_label: "job", replacement: `${ns}/${pm.metadata.name}` },
   ];
   if (pm.spec.jobLabel) {
@@ -191,13 +194,22 @@ function discoveredTargets(objects, monitor, endpoint, nodes) {
   return out;
 }
 
+// The Operator ends every job with its sharding step: keep the targets of
+// this shard (the config reloader puts the pod's shard, 0 of 1, for
+// $(SHARD)). Checked against the real Operator by operator_real.mjs.
+const SHARDING = [
+  { source_labels: ["__address__", "__tmp_hash"], target_label: "__tmp_hash", regex: "(.+);", action: "replace" },
+  { source_labels: ["__tmp_hash"], target_label: "__tmp_hash", modulus: 1, action: "hashmod" },
+  { source_labels: ["__tmp_hash", "__tmp_disable_sharding"], regex: "0;|.+;.+", action: "keep" },
+];
+
 // Every scrape job of `monitor` with the static stand-in for discovery.
 export function scrapeJobs(objects, monitor, nodes, secretDir) {
   const endpoints = monitor.spec.endpoints ?? monitor.spec.podMetricsEndpoints;
   return endpoints.map((endpoint, i) => {
     checkSupported(monitor, endpoint);
     const job = monitor.kind === "PodMonitor" ? podMonitorJob(monitor, i, endpoint) : serviceMonitorJob(monitor, i, endpoint);
-    job.relabel_configs.push(...(endpoint.relabelings ?? []).map(relabelConfig));
+    job.relabel_configs.push(...(endpoint.relabelings ?? []).map(relabelConfig), ...SHARDING);
     return {
       job_name: job.job_name,
       honor_labels: endpoint.honorLabels ?? false,

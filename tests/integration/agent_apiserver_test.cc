@@ -235,7 +235,8 @@ TEST_F(AgentApiServerTest, PeerPodWatchIsOnByDefault) {
     EXPECT_EQ(r.params.count("fieldSelector"), 0u);  // every node
     if (it->second ==
         "training.kubeflow.org/replica-type in "
-        "(chief,evaluator,launcher,master,ps,scheduler,server,worker)") {
+        "(chief,evaluator,launcher,master,mpimaster,mpiworker,node,ps,"
+        "scheduler,server,worker,workers)") {
       set_based = true;
     }
   }

@@ -13,6 +13,7 @@
 #include <regex>
 
 #include "agent_process.h"
+#include "platform_agent.h"
 #include "test_platform.h"
 #include "test_wait.h"
 
@@ -22,27 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
-
-nlohmann::json Pod(const std::string& name, const std::string& node,
-                   const std::string& role, int index) {
-  return {
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata",
-       {{"name", name},
-        {"namespace", "training"},
-        {"labels",
-         {{"training.kubeflow.org/job-name", "real"},
-          {"training.kubeflow.org/replica-type", role},
-          {"training.kubeflow.org/replica-index", std::to_string(index)}}}}},
-      {"spec",
-       {{"nodeName", node},
-        {"containers", {{{"name", "tensorflow"}, {"image", "tf:2"}}}}}}};
-}
-
-nlohmann::json List(const std::vector<nlohmann::json>& items) {
-  return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}};
-}
 
 class ApiServerDiscoveryTest : public ::testing::Test {
  protected:
@@ -62,62 +42,20 @@ class ApiServerDiscoveryTest : public ::testing::Test {
   // The agent on the v2-systemd fixture host as node-a, discovering pods
   // from the real API server with `token_file`.
   void StartAgent(const std::string& token_file, bool wait_ready = true) {
-    const fs::path host =
-        fs::path(TRAINSCOPE_SOURCE_DIR) / "tests/fixtures/hosts/v2-systemd";
     port_ = FreePort();
     agent_ = std::make_unique<AgentProcess>(
-        std::vector<std::string>{"--listen",
-                                 "127.0.0.1:" + std::to_string(port_),
-                                 "--interval",
-                                 "0.5",
-                                 "--node-name",
-                                 "node-a",
-                                 "--discovery",
-                                 "apiserver",
-                                 "--kube-api",
-                                 platform_->url(),
-                                 "--kube-token-file",
-                                 token_file,
-                                 "--kube-ca-file",
-                                 platform_->ca_file(),
-                                 "--peer-pods-selector",
-                                 "off",
-                                 "--host-proc",
-                                 (host / "proc").string(),
-                                 "--host-sys",
-                                 (host / "sys").string(),
-                                 "--cgroup-root",
-                                 (host / "sys/fs/cgroup").string(),
-                                 "--flows",
-                                 "off",
-                                 "--profiler",
-                                 "off",
-                                 "--nvml-library",
-                                 "/nonexistent/libnvidia-ml.so.1"});
+        PlatformAgentArgs(*platform_, token_file, port_));
     if (wait_ready) {
       ASSERT_TRUE(agent_->WaitHttpOk(port_, "/readyz", 20s))
           << agent_->Stderr();
     }
   }
 
-  // The agent's pods (/api/v1/pods): name -> uid.
   std::map<std::string, std::string> AgentPods() {
-    std::map<std::string, std::string> out;
-    const auto body = HttpGet(port_, "/api/v1/pods");
-    if (!body) return out;
-    const auto json = nlohmann::json::parse(*body, nullptr, false);
-    if (json.is_discarded()) return out;
-    for (const auto& p : json.value("pods", nlohmann::json::array())) {
-      out[p.value("name", "")] = p.value("uid", "");
-    }
-    return out;
+    return testing::AgentPods(port_);
   }
-
   std::string UidOf(const std::string& pod) {
-    int rc = 0;
-    std::string uid = platform_->Kubectl(
-        "get pod -n training " + pod + " -o jsonpath={.metadata.uid}", &rc);
-    return rc == 0 ? uid : "";
+    return testing::UidOf(*platform_, pod);
   }
 
   std::unique_ptr<TestPlatform> platform_;
@@ -129,20 +67,20 @@ class ApiServerDiscoveryTest : public ::testing::Test {
 // a pod deleted and recreated with the same name (a new UID, a new role).
 TEST_F(ApiServerDiscoveryTest, ListsThisNodesPodsAndFollowsTheWatch) {
   int rc = 0;
-  std::string out =
-      platform_->Apply(List({Pod("real-ps-0", "node-a", "ps", 0),
-                             Pod("real-worker-0", "node-a", "worker", 0),
-                             Pod("real-worker-1", "node-b", "worker", 1)})
-                           .dump(),
-                       &rc);
+  std::string out = platform_->Apply(
+      KubeList({TrainingPod("real-ps-0", "node-a", "ps", 0),
+                TrainingPod("real-worker-0", "node-a", "worker", 0),
+                TrainingPod("real-worker-1", "node-b", "worker", 1)})
+          .dump(),
+      &rc);
   ASSERT_EQ(rc, 0) << out;
   StartAgent(platform_->admin_token_file());
   ASSERT_TRUE(WaitUntil([&] { return AgentPods().size() == 2; }, 10s));
   EXPECT_TRUE(AgentPods().count("real-ps-0"));
   EXPECT_FALSE(AgentPods().count("real-worker-1")) << "a pod of node-b";
 
-  out =
-      platform_->Apply(Pod("real-worker-2", "node-a", "worker", 2).dump(), &rc);
+  out = platform_->Apply(
+      TrainingPod("real-worker-2", "node-a", "worker", 2).dump(), &rc);
   ASSERT_EQ(rc, 0) << out;
   EXPECT_TRUE(
       WaitUntil([&] { return AgentPods().count("real-worker-2") == 1; }, 10s))
@@ -152,7 +90,8 @@ TEST_F(ApiServerDiscoveryTest, ListsThisNodesPodsAndFollowsTheWatch) {
   out = platform_->Kubectl(
       "delete pod -n training real-ps-0 --grace-period=0 --force", &rc);
   ASSERT_EQ(rc, 0) << out;
-  out = platform_->Apply(Pod("real-ps-0", "node-a", "ps", 0).dump(), &rc);
+  out =
+      platform_->Apply(TrainingPod("real-ps-0", "node-a", "ps", 0).dump(), &rc);
   ASSERT_EQ(rc, 0) << out;
   const std::string new_uid = UidOf("real-ps-0");
   ASSERT_NE(new_uid, old_uid);
@@ -171,10 +110,10 @@ TEST_F(ApiServerDiscoveryTest, ListsInPagesWithoutLosingPods) {
   std::vector<nlohmann::json> pods;
   for (int i = 0; i < 1200; ++i) {
     pods.push_back(
-        Pod("many-worker-" + std::to_string(i), "node-a", "worker", i));
+        TrainingPod("many-worker-" + std::to_string(i), "node-a", "worker", i));
   }
   int rc = 0;
-  const std::string out = platform_->Apply(List(pods).dump(), &rc);
+  const std::string out = platform_->Apply(KubeList(pods).dump(), &rc);
   ASSERT_EQ(rc, 0) << out.substr(0, 500);
   StartAgent(platform_->admin_token_file());
   EXPECT_TRUE(WaitUntil([&] { return AgentPods().size() == 1200; }, 20s))
@@ -203,7 +142,8 @@ TEST_F(ApiServerDiscoveryTest,
         "daemonset.apps/trainscope-agent"}) {
     EXPECT_THAT(out, HasSubstr(applied)) << out;
   }
-  out = platform_->Apply(Pod("real-ps-0", "node-a", "ps", 0).dump(), &rc);
+  out =
+      platform_->Apply(TrainingPod("real-ps-0", "node-a", "ps", 0).dump(), &rc);
   ASSERT_EQ(rc, 0) << out;
   const std::string token =
       platform_->Kubectl("create token trainscope-agent -n trainscope", &rc);

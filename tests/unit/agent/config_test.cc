@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <chrono>
 #include <tuple>
 #include <vector>
 
@@ -100,6 +101,27 @@ TEST(ConfigTest, PeerPodFlagsAndEnvironment) {
             (std::vector<std::string>{"training", "research"}));
 }
 
+TEST(ConfigTest, KubeWatchTimeoutFlagAndEnvironment) {
+  auto parsed = Parse({});
+  ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
+  EXPECT_EQ(std::get<AgentConfig>(parsed).discovery.watch_timeout,
+            std::chrono::seconds(300));
+  ::setenv("TRAINSCOPE_KUBE_WATCH_TIMEOUT", "45", 1);
+  parsed = Parse({});
+  ::unsetenv("TRAINSCOPE_KUBE_WATCH_TIMEOUT");
+  ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
+  EXPECT_EQ(std::get<AgentConfig>(parsed).discovery.watch_timeout,
+            std::chrono::seconds(45));
+  for (const char* bad : {"0", "3601"}) {
+    testing::internal::CaptureStderr();
+    testing::internal::CaptureStdout();
+    parsed = Parse({"--kube-watch-timeout", bad});
+    testing::internal::GetCapturedStderr();
+    testing::internal::GetCapturedStdout();
+    EXPECT_TRUE(std::holds_alternative<ExitRequest>(parsed)) << bad;
+  }
+}
+
 TEST(ConfigTest, NodeLinkFlags) {
   auto parsed =
       Parse({"--node-interfaces", "bond0, ,eth1", "--node-link-mbit", "1000"});
@@ -191,6 +213,8 @@ TEST(ConfigTest, HelpListsEveryFlagWithItsEnvironmentVariable) {
                            "--pod-file",
                            "--kube-api",
                            "--kube-token-file",
+                           "--kube-watch-timeout",
+                           "TRAINSCOPE_KUBE_WATCH_TIMEOUT",
                            "--host-proc",
                            "--host-sys",
                            "--cgroup-root",

@@ -32,11 +32,16 @@ TEST(ProcessStatTest, ParsesTheFieldsExportersShare) {
     EXPECT_DOUBLE_EQ(*s.resident_bytes, 2500.0 * 4096) << c.name;
     EXPECT_DOUBLE_EQ(*s.virtual_bytes, 123456789) << c.name;
     EXPECT_DOUBLE_EQ(*s.start_time_seconds, 1.7e9 + 120) << c.name;
+    EXPECT_EQ(s.state, 'S') << c.name;
   }
 }
 
 TEST(ProcessStatTest, WhatCannotBeReadStaysEmpty) {
   EXPECT_FALSE(ParseProcStat("", 100, 4096, 1.7e9).cpu_seconds);
+  EXPECT_FALSE(ParseProcStat("", 100, 4096, 1.7e9).state);
+  // Only the state, as a process reads in its first instant.
+  EXPECT_EQ(ParseProcStat("4242 (x) D", 100, 4096, 1.7e9).state, 'D');
+  EXPECT_FALSE(ParseProcStat("4242 (x) DD 1", 100, 4096, 1.7e9).state);
   EXPECT_FALSE(ParseProcStat("4242 (x) S 1 2", 100, 4096, 1.7e9).cpu_seconds);
   // Without a boot time, no start time; the rest is still read.
   const ProcessStat s = ParseProcStat(StatLine("x"), 100, 4096, std::nullopt);

@@ -40,7 +40,8 @@ TEST(RoleTest, NamesRoundTrip) {
 TEST(JobKindTest, NamesRoundTrip) {
   for (JobKind k : {JobKind::kTFJob, JobKind::kPyTorchJob, JobKind::kMPIJob,
                     JobKind::kMXJob, JobKind::kXGBoostJob, JobKind::kPaddleJob,
-                    JobKind::kJAXJob}) {
+                    JobKind::kJAXJob, JobKind::kTrainJob, JobKind::kJobSet,
+                    JobKind::kVolcanoJob}) {
     EXPECT_EQ(ParseJobKind(JobKindName(k)), k);
   }
   EXPECT_EQ(ParseJobKind("pytorchjob"), JobKind::kPyTorchJob);

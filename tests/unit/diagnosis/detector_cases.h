@@ -52,7 +52,9 @@ inline void PsJob(WindowBuilder& b, const std::vector<double>& ps_rates,
 }
 
 inline std::string DescribeLevel(Finding::Level l) {
-  return l == Finding::Level::kEnter ? "enter" : "hold";
+  return l == Finding::Level::kEnter   ? "enter"
+         : l == Finding::Level::kEvent ? "event"
+                                       : "hold";
 }
 
 }  // namespace trainscope::diagnosis::testing

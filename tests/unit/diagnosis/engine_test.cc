@@ -18,8 +18,8 @@ Finding Make(Finding::Level level, const std::string& pod = "ctr-ps-0") {
 }
 
 // Steps: E = finding at the enter level, H = between exit and enter,
-// . = no finding (below exit). Expected: 1 where the diagnosis is active
-// after that step.
+// V = an event (a restart the API reported), . = no finding (below exit).
+// Expected: 1 where the diagnosis is active after that step.
 struct Sequence {
   const char* name;
   std::string steps;
@@ -38,6 +38,7 @@ TEST_P(EngineSequenceTest, Hysteresis) {
     std::vector<Finding> findings;
     if (c == 'E') findings.push_back(Make(Finding::Level::kEnter));
     if (c == 'H') findings.push_back(Make(Finding::Level::kHold));
+    if (c == 'V') findings.push_back(Make(Finding::Level::kEvent));
     engine.Update(findings, t);
     t += std::chrono::seconds(5);
     got += engine.Active().empty() ? '0' : '1';
@@ -57,7 +58,9 @@ INSTANTIATE_TEST_SUITE_P(
         Sequence{"oscillates_around_exit", "EEH.H.H.H.", "0111111111"},
         Sequence{"two_below_then_back", "EE..E..H..", "0111111111"},
         Sequence{"holds_keep_it", "EEHHHHHH", "01111111"},
-        Sequence{"reenters_after_clear", "EE...EE", "0111001"}),
+        Sequence{"reenters_after_clear", "EE...EE", "0111001"},
+        // An event has no noise to wait out; it clears like the rest.
+        Sequence{"an_event_enters_at_once", "VV...V", "111101"}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(EngineTest, SinceIsWhenTheConditionStartedAndSurvivesUpdates) {

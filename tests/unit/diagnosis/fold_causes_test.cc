@@ -100,6 +100,14 @@ INSTANTIATE_TEST_SUITE_P(
         FoldCase{"straggler_folds_into_its_own_saturated_link",
                  {{kStragglerWorker, "w1"}, {kNetworkSaturated, "w1"}},
                  {"network_saturated w1 slows_job=straggler_worker"}},
+        // crash-restarts.json: a restarted worker exchanged less (it was
+        // down); the restart comes before the memory it may have run out of.
+        FoldCase{"straggler_folds_into_its_restart",
+                 {{kStragglerWorker, "w1"},
+                  {kMemoryPressure, "w1"},
+                  {kPodRestarting, "w1"}},
+                 {"pod_restarting w1 slows_job=straggler_worker",
+                  "memory_pressure w1"}},
         // IO before memory; the throttling stays its own entry.
         FoldCase{"one_keeper_per_straggler",
                  {{kStragglerWorker, "w1"},

@@ -312,5 +312,126 @@ TEST(ExchangeShareTest, FromTheWorkersElseFromThePeer) {
   EXPECT_FALSE(WorkerExchangeShare(stats, job, Key("ctr-ps-9")).has_value());
 }
 
+// 2 PS, 2 workers, evenly loaded; the workers spend `exchange` of their
+// time in exchange bursts with ctr-ps-1, wait `wait` (negative: not
+// measured) on its answers, and compute `worker_cpu` of it. ctr-ps-1's
+// link is 1 MB/s shaped at `link` busy; with `cpu_stall` it is at its
+// 0.05-core CPU limit, stalled that share of the time. They wait
+// `ps0_wait` (when >= 0) on ctr-ps-0, which moves as many bytes.
+Window WaitingOnPs1(double exchange, double wait, double worker_cpu,
+                    double link, std::optional<double> cpu_stall = {},
+                    double ps0_wait = -1) {
+  WindowBuilder b;
+  PsJob(b, {1 * MB, 1 * MB}, 2);
+  b.Pod("ctr-ps-1", Role::kPs)
+      .Counter(&PodPoint::network_transmit_bytes, 1 * MB);
+  b.Meta().egress_limit_bytes_per_second = 1 * MB / link;
+  if (cpu_stall) {
+    b.Counter(&PodPoint::cpu_usage_seconds, 0.05)
+        .Gauge(&PodPoint::cpu_limit_cores, 0.05)
+        .Counter(&PodPoint::cpu_pressure_some_seconds, *cpu_stall);
+  }
+  for (int w = 0; w < 2; ++w) {
+    b.Pod("ctr-worker-" + std::to_string(w), Role::kWorker)
+        .Counter(&PodPoint::cpu_usage_seconds, worker_cpu)
+        .Peer(Key("ctr-ps-0"), Role::kPs, 0.5 * MB, 0.5 * MB)
+        .Peer(Key("ctr-ps-1"), Role::kPs, 0.5 * MB, 0.5 * MB)
+        .Exchange(Key("ctr-ps-1"), exchange)
+        .Exchange(Key("ctr-ps-0"), 0.05);
+    if (wait >= 0) b.Wait(Key("ctr-ps-1"), wait);
+    if (ps0_wait >= 0) b.Wait(Key("ctr-ps-0"), ps0_wait);
+  }
+  return b.Build();
+}
+
+TEST(WorkerWaitTest, RequestsToAnswersStandInWhereLarger) {
+  struct Case {
+    const char* name;
+    double exchange, wait, worker_cpu, link;
+    double want_share;
+    const char* want_model;
+  };
+  const Case cases[] = {
+      {"a throttled PS answers in pieces: the wait, not the bursts", 0.07, 0.8,
+       0.15, 0.1, 0.8, "worker_request_wait_share"},
+      {"waits no longer than the bursts: the bursts", 0.4, 0.3, 0.15, 0.1, 0.4,
+       "worker_exchange_share"},
+      {"not measured (an older agent): the bursts", 0.4, -1, 0.15, 0.1, 0.4,
+       "worker_exchange_share"},
+      {"a saturated link and idle workers: their time not computing", 0.3, 0.6,
+       0.05, 0.9, 0.95, "saturated_ps_wait_share"},
+      {"a saturated link, the requests as much as the idle time", 0.3, 0.8, 0.2,
+       0.9, 0.8, "worker_request_wait_share"},
+      {"waits over the time not computing (an answer sent on while the "
+       "worker computes): capped there",
+       0.07, 0.8, 0.5, 0.1, 0.5, "worker_request_wait_share"},
+  };
+  PodMeta job;
+  job.namespace_name = "training";
+  job.training_job = "ctr";
+  for (const Case& c : cases) {
+    const WindowStats stats = ComputeStats(
+        WaitingOnPs1(c.exchange, c.wait, c.worker_cpu, c.link), TimeRange{});
+    auto wait =
+        WorkerWaitShare(stats, job, Key("ctr-ps-1"),
+                        PsLinkBusyRatio(stats.pods.at(Key("ctr-ps-1"))));
+    ASSERT_TRUE(wait.has_value()) << c.name;
+    EXPECT_NEAR(wait->share, c.want_share, 1e-9) << c.name;
+    EXPECT_NEAR(wait->exchange_share, c.exchange, 1e-9) << c.name;
+    EXPECT_EQ(wait->raised, c.want_share > c.exchange) << c.name;
+    nlohmann::json evidence;
+    EXPECT_EQ(NoteWorkerWait(*wait, evidence), c.want_model) << c.name;
+    EXPECT_EQ(evidence.contains("worker_request_wait_share"), c.wait >= 0)
+        << c.name;
+  }
+  // The PS' own waits are on its workers (its gradient pulls): never read.
+  WindowBuilder b;
+  b.Pod("ctr-ps-0", Role::kPs)
+      .Peer(Key("ctr-worker-0"), Role::kWorker, 1 * MB, 1 * MB)
+      .Exchange(Key("ctr-worker-0"), 0.2)
+      .Wait(Key("ctr-worker-0"), 0.9);
+  const WindowStats ps_only = ComputeStats(b.Build(), TimeRange{});
+  EXPECT_FALSE(
+      WorkerRequestWaitShare(ps_only, job, Key("ctr-ps-0")).has_value());
+}
+
+// ctr-ps-1 at its CPU limit, stalled 0.9 of the time (PSI cpu some); its
+// workers' bursts with it are 0.07 of their time, their waits on its
+// answers 0.8: the cost is the part of that wait beyond what ctr-ps-0 (CPU
+// to spare) makes them wait for as many bytes, else the wait times the
+// stall.
+TEST(PsCpuImpactTest, AThrottledPsCostsItsWorkersWait) {
+  struct Case {
+    const char* name;
+    double wait;
+    double ps0_wait;
+    double want_cost;
+    const char* want_model;
+  };
+  const Case cases[] = {
+      {"waits measured, none on the other PS: the stall", 0.8, -1, 0.8 * 0.9,
+       "worker_request_wait_share_x_cpu_pressure"},
+      {"no waits: the bursts and the stall", -1, -1, 0.07 * 0.9,
+       "worker_exchange_share_x_cpu_pressure"},
+      {"the other PS answers 16x as fast: the gap, not the stall", 0.8, 0.05,
+       0.8 * (1 - 0.05 / 0.8), "worker_request_wait_share_x_wait_pace_gap"},
+      {"the other PS is slow too (a loaded node): the gap", 0.8, 0.6,
+       0.8 * (1 - 0.6 / 0.8), "worker_request_wait_share_x_wait_pace_gap"},
+      {"the other PS slower still: nothing to gain", 0.8, 0.9, 0,
+       "worker_request_wait_share_x_wait_pace_gap"},
+  };
+  for (const Case& c : cases) {
+    auto found =
+        FindingsOf(kPsCpuSaturated,
+                   WaitingOnPs1(0.07, c.wait, 0.15, 0.1, 0.9, c.ps0_wait));
+    ASSERT_EQ(found.size(), 1u) << c.name;
+    const Diagnosis& d = found[0].diagnosis;
+    EXPECT_EQ(d.pod, "ctr-ps-1") << c.name;
+    EXPECT_EQ(d.evidence["cost_model"], c.want_model) << c.name;
+    EXPECT_NEAR(d.evidence["cost_fraction"].get<double>(), c.want_cost, 1e-3)
+        << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace trainscope::diagnosis::testing

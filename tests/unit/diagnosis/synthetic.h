@@ -67,6 +67,14 @@ class WindowBuilder {
     }
     return *this;
   }
+  // The last pod waits on `peer`'s answers `share` of its time (from its
+  // requests to the answers' ends).
+  WindowBuilder& Wait(const std::string& peer, double share) {
+    for (auto& p : window_.pods[last_].points) {
+      p.peers[peer].wait_seconds = 50 + share * p.t;
+    }
+    return *this;
+  }
   WindowBuilder& Gpu(double utilization, unsigned gpus = 1) {
     for (auto& p : window_.pods[last_].points) {
       p.gpu_utilization_ratio = utilization;

@@ -1,14 +1,16 @@
 // Roles, job kinds and frameworks of pods shaped exactly as each Kubeflow
-// operator creates them (tests/fixtures/operator-pods/README.md says where
-// each shape comes from).
+// operator, JobSet / Kubeflow Trainer v2 and Volcano create them
+// (tests/fixtures/operator-pods/README.md says where each shape comes from).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "discovery/batch_jobs.h"
 #include "discovery/pod_json.h"
 #include "discovery/roles.h"
+#include "exporter/pod_filter.h"
 
 namespace trainscope {
 namespace {
@@ -86,6 +88,40 @@ TEST(OperatorPodsTest, EveryJobKindsRoles) {
        Role::kMaster, 0, K::kPyTorchJob, F::kPyTorch},
       {"legacy-operators.json", "old-mpi-worker-3", "old-mpi", Role::kWorker, 3,
        K::kMPIJob, F::kUnknown},
+      // Kubeflow Trainer v2 TrainJob (torch-distributed runtime): replicated
+      // job `node`, rank = completion index, torchrun PET_* environment.
+      {"trainjob.json", "llama-node-0-0-x7k2p", "llama", Role::kWorker, 0,
+       K::kTrainJob, F::kPyTorch},
+      {"trainjob.json", "llama-node-0-2-q4m8z", "llama", Role::kWorker, 2,
+       K::kTrainJob, F::kPyTorch},
+      // deepspeed-distributed runtime: its MPI launcher shows nothing of the
+      // Trainer, so it is a JobSet's launcher.
+      {"trainjob.json", "ds-launcher-0-0-b2c4d", "ds", Role::kLauncher, 0,
+       K::kJobSet, F::kUnknown},
+      {"trainjob.json", "ds-node-0-1-k9w3e", "ds", Role::kWorker, 1,
+       K::kTrainJob, F::kUnknown},
+      // Plain JobSet (JobSet's PyTorch example): plural `workers`, the rank
+      // from the index label, or from the annotation before Kubernetes 1.28.
+      {"jobset.json", "pytorch-workers-0-3-h5t7u", "pytorch", Role::kWorker, 3,
+       K::kJobSet, F::kPyTorch},
+      {"jobset.json", "pytorch-workers-0-0-a1b2c", "pytorch", Role::kWorker, 0,
+       K::kJobSet, F::kPyTorch},
+      // Three Jobs in one replicated job: the rank is not knowable.
+      {"jobset.json", "multi-workers-2-0-n8m7l", "multi", Role::kWorker, -1,
+       K::kJobSet, F::kUnknown},
+      // A replicated job that names no role stays an ordinary pod.
+      {"jobset.json", "tpu-driver-0-0-p0o9i", "", Role::kUnknown, -1,
+       K::kUnknown, F::kUnknown},
+      // Volcano Job (Volcano's TF dist-mnist and MPI examples); the old
+      // mpiworker pod has its task index only as an annotation.
+      {"volcano.json", "tensorflow-dist-mnist-ps-0", "tensorflow-dist-mnist",
+       Role::kPs, 0, K::kVolcanoJob, F::kUnknown},
+      {"volcano.json", "tensorflow-dist-mnist-worker-1",
+       "tensorflow-dist-mnist", Role::kWorker, 1, K::kVolcanoJob, F::kUnknown},
+      {"volcano.json", "lm-mpi-job-mpimaster-0", "lm-mpi-job", Role::kLauncher,
+       0, K::kVolcanoJob, F::kUnknown},
+      {"volcano.json", "lm-mpi-job-mpiworker-1", "lm-mpi-job", Role::kWorker, 1,
+       K::kVolcanoJob, F::kUnknown},
   };
   std::map<std::string, PodList> files;
   for (const auto& c : cases) {
@@ -233,6 +269,82 @@ TEST(OperatorPodsTest, ServerInANameIsNoParameterServer) {
     TrainingIdentity id;
     EXPECT_FALSE(ParsePodNamePattern(name, &id)) << name;
   }
+}
+
+// The default --pod-filter (training pods only) keeps every JobSet,
+// TrainJob and Volcano training pod, and only those.
+TEST(OperatorPodsTest, DefaultPodFilterKeepsBatchJobPods) {
+  const PodFilter training{.training_only = true};
+  for (const char* file : {"trainjob.json", "jobset.json", "volcano.json"}) {
+    for (const auto& pod :
+         PreparePodsForPublish(LoadFixture(file), DefaultLabelSchemes())) {
+      SCOPED_TRACE(pod.name);
+      EXPECT_EQ(training.Exports(pod), pod.name != "tpu-driver-0-0-p0o9i");
+    }
+  }
+}
+
+// The JobSet pod name `<jobset>-<replicatedjob>-<jobIndex>-<podIndex>-<sfx>`
+// (jobset pkg/util/placement/placement.go plus the Job controller's pod
+// suffix) gives the completion index when no label or annotation does.
+TEST(BatchJobsTest, JobSetPodIndexFromName) {
+  struct Case {
+    std::string pod, jobset, rjob;
+    int want;
+  } cases[] = {
+      {"llama-node-0-2-q4m8z", "llama", "node", 2},
+      {"my-job-workers-1-12-abcde", "my-job", "workers", 12},
+      {"llama-node-0-2", "llama", "node", -1},        // no pod suffix
+      {"llama-node-x-2-abcde", "llama", "node", -1},  // job index not a number
+      {"llama-nodes-0-2-abcde", "llama", "node", -1},
+      {"other-node-0-2-abcde", "llama", "node", -1},
+      {"llama-node-0-2-abcde", "", "node", -1},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(JobSetPodIndexFromName(c.pod, c.jobset, c.rjob), c.want) << c.pod;
+  }
+}
+
+// Labels alone, no index label or annotation: the name gives the rank.
+TEST(BatchJobsTest, IndexFromTheNameWhenNoLabelHasIt) {
+  PodInfo jobset;
+  jobset.name = "llama-node-0-4-q4m8z";
+  jobset.labels = {{std::string(kJobSetNameKey), "llama"},
+                   {std::string(kReplicatedJobNameKey), "node"}};
+  TrainingIdentity id = InferTrainingIdentity(jobset, DefaultLabelSchemes());
+  EXPECT_EQ(id.index, 4);
+  EXPECT_EQ(id.job_kind, JobKind::kTrainJob);
+
+  PodInfo volcano;
+  volcano.name = "lm-mpi-job-mpiworker-3";
+  volcano.labels = {{std::string(kVolcanoJobNameKey), "lm-mpi-job"},
+                    {std::string(kVolcanoTaskSpecKey), "mpiworker"}};
+  id = InferTrainingIdentity(volcano, DefaultLabelSchemes());
+  EXPECT_EQ(id.job, "lm-mpi-job");
+  EXPECT_EQ(id.role, Role::kWorker);
+  EXPECT_EQ(id.index, 3);
+  EXPECT_EQ(id.job_kind, JobKind::kVolcanoJob);
+}
+
+// Names only one label key reads as roles: `node` never makes a pod with a
+// seed-layout `job=node` label (node-exporter style) a training pod.
+TEST(BatchJobsTest, KeySpecificRoleNames) {
+  EXPECT_EQ(RoleOfLabelValue(kReplicatedJobNameKey, "node"), Role::kWorker);
+  EXPECT_EQ(RoleOfLabelValue(kReplicatedJobNameKey, "workers"), Role::kWorker);
+  EXPECT_EQ(RoleOfLabelValue(kReplicatedJobNameKey, "launcher"),
+            Role::kLauncher);
+  EXPECT_EQ(RoleOfLabelValue(kReplicatedJobNameKey, "driver"), std::nullopt);
+  EXPECT_EQ(RoleOfLabelValue(kVolcanoTaskSpecKey, "mpimaster"),
+            Role::kLauncher);
+  EXPECT_EQ(RoleOfLabelValue("job", "node"), std::nullopt);
+  EXPECT_EQ(RoleOfLabelValue("job", "workers"), std::nullopt);
+  EXPECT_EQ(RoleOfLabelValue("job", "mpiworker"), std::nullopt);
+
+  PodInfo exporter;
+  exporter.name = "node-exporter-x7k2p";
+  exporter.labels = {{"job", "node"}, {"name", "node-exporter"}};
+  EXPECT_EQ(InferTrainingIdentity(exporter, DefaultLabelSchemes()).role,
+            Role::kUnknown);
 }
 
 }  // namespace

@@ -44,14 +44,17 @@ TEST(PeerPodQueriesTest, Table) {
 
 TEST(ResolvePeerPodSelectorsTest, AutoDerivesFromTheRoleLabels) {
   const std::string kRoles =
-      "chief,evaluator,launcher,master,ps,scheduler,server,worker";
+      "chief,evaluator,launcher,master,mpimaster,mpiworker,node,ps,scheduler,"
+      "server,worker,workers";
   EXPECT_EQ(ResolvePeerPodSelectors("auto", DefaultLabelSchemes()),
             "training.kubeflow.org/replica-type in (" + kRoles + ");" +
                 "training.kubeflow.org/job-role in (" + kRoles + ");" +
                 "tf-replica-type in (" + kRoles + ");" + "replica-type in (" +
                 kRoles + ");" + "pytorch-replica-type in (" + kRoles + ");" +
-                "mpi-job-role in (" + kRoles + ");" + "job in (" + kRoles +
-                ")");
+                "mpi-job-role in (" + kRoles + ");" +
+                "jobset.sigs.k8s.io/replicatedjob-name in (" + kRoles + ");" +
+                "volcano.sh/task-spec in (" + kRoles + ");" + "job in (" +
+                kRoles + ")");
   EXPECT_EQ(ResolvePeerPodSelectors("", DefaultLabelSchemes()), "");
   EXPECT_EQ(ResolvePeerPodSelectors("team=ml", DefaultLabelSchemes()),
             "team=ml");

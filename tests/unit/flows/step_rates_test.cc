@@ -297,27 +297,23 @@ struct SaturatedCase {
   double piece_bytes;    // of each burst once the link is saturated
   double piece_every_s;  // their rhythm
   double true_rate;      // bytes/s over the 2.8 MB step
-  // The rate without a step size seen whole (a stream saturated from its
-  // first step): the pieces' rhythm, nothing tells them from steps.
-  double rate_never_whole;
 };
 
 TEST_F(StepRateTrackerTest, ASaturatedLinksPiecesCountOverTheKnownStepSize) {
   constexpr double kStepBytes = 2'800'000;
   const SaturatedCase cases[] = {
       // The DDP ring through the shaped uplink: 8 pieces a step.
-      {"ring chunks", 350'000, 0.1, 350'000 / 0.1 / kStepBytes, 10},
-      {"TCP pieces", 460'000, 0.1166, 460'000 / 0.1166 / kStepBytes,
-       1 / 0.1166},
+      {"ring chunks", 350'000, 0.1, 350'000 / 0.1 / kStepBytes},
+      {"TCP pieces", 460'000, 0.1166, 460'000 / 0.1166 / kStepBytes},
       // Half a step per piece: two pieces a step, at the threshold's far
       // side (1.5).
-      {"halves", 1'400'000, 0.35, 1'400'000 / 0.35 / kStepBytes, 1 / 0.35},
+      {"halves", 1'400'000, 0.35, 1'400'000 / 0.35 / kStepBytes},
       // Not pieces: whole steps of the known size, slower (a straggler,
       // a link shaped below the step's burst rate but with silences).
-      {"slower whole steps", kStepBytes, 0.7, 1 / 0.7, 1 / 0.7},
+      {"slower whole steps", kStepBytes, 0.7, 1 / 0.7},
       // Not pieces: the small bursts beside a step (requests) do not make
       // the exchange a fraction of the step (real TF1: 262 of 280 kB).
-      {"whole with requests", 0.94 * kStepBytes, 0.5, 1 / 0.5, 1 / 0.5},
+      {"whole with requests", 0.94 * kStepBytes, 0.5, 1 / 0.5},
   };
   auto resolver = Resolver();
   for (const SaturatedCase& c : cases) {
@@ -341,12 +337,12 @@ TEST_F(StepRateTrackerTest, ASaturatedLinksPiecesCountOverTheKnownStepSize) {
     EXPECT_NEAR(*rates.at("w0").steps_per_second, c.true_rate,
                 0.05 * c.true_rate);
 
+    // Without a step size seen whole (a stream saturated from its first
+    // step), the same train busy 60% of the time is link-bound: no rate,
+    // where its rhythm was read until issue 31 (step_rates_saturated_test).
     StepRateTracker never_whole;
     never_whole.Add(saturated, resolver);
-    const auto comb = never_whole.Rates(100);
-    ASSERT_TRUE(comb.at("w0").steps_per_second.has_value());
-    EXPECT_NEAR(*comb.at("w0").steps_per_second, c.rate_never_whole,
-                0.05 * c.rate_never_whole);
+    EXPECT_FALSE(never_whole.Rates(100).at("w0").steps_per_second.has_value());
   }
 }
 

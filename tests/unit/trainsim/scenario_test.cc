@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 
@@ -303,6 +304,34 @@ TEST(ScenarioTest, StepRateCheckOnUnlessSkippedWithAReason) {
     doc["skip_step_rate_check"] = bad;
     EXPECT_THROW(ParseScenario(doc), ScenarioError) << bad;
   }
+}
+
+TEST(ScenarioTest, StepRatesMayBeWithdrawnOnlyWithAReason) {
+  EXPECT_EQ(ParseScenario(Example()).step_rates_may_withdraw, "");
+  json doc = Example();
+  doc["step_rates_may_withdraw"] = "no silence marks a step";
+  EXPECT_EQ(ParseScenario(doc).step_rates_may_withdraw,
+            "no silence marks a step");
+  for (const json& bad : {json(""), json(true)}) {
+    doc["step_rates_may_withdraw"] = bad;
+    EXPECT_THROW(ParseScenario(doc), ScenarioError) << bad;
+  }
+}
+
+// A withdrawn rate passes only where documented (docs/trainsim.md): the
+// scenarios whose links are saturated from the first step.
+TEST(ScenarioTest, OnlyLinksSaturatedFromTheStartMayWithdrawStepRates) {
+  std::vector<std::string> allowing;
+  for (const auto& e : std::filesystem::directory_iterator(
+           std::string(TRAINSCOPE_SOURCE_DIR) + "/bench/scenarios")) {
+    if (e.path().extension() != ".json") continue;
+    const Scenario s = LoadScenarioFile(e.path().string());
+    if (!s.step_rates_may_withdraw.empty()) allowing.push_back(s.name);
+  }
+  std::sort(allowing.begin(), allowing.end());
+  EXPECT_EQ(allowing,
+            (std::vector<std::string>{"free-allreduce-uplink-shaped",
+                                      "realfw-torch-ddp-uplink-from-start"}));
 }
 
 // Issue 14: the step-rate check covers step times from 100 ms to 5 s, so

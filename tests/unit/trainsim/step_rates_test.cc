@@ -306,6 +306,28 @@ TEST(StepRatesTest, PodRestartDropsTheWindowsAcrossIt) {
   EXPECT_TRUE(w.passed);
 }
 
+// A worker the crash fault takes down is down part of the last minute: its
+// steps are counted, its rate not judged; its peers' still are.
+TEST(StepRatesTest, ACrashingWorkerIsCountedNotChecked) {
+  Scenario s = Jobs(R"(, "faults": [{"kind": "crash", "pod": "fast-worker-1",
+                                     "start_s": 20, "every_s": 15}])");
+  StepRateTracker tr(s);
+  EXPECT_EQ(tr.checked(),
+            (std::vector<std::string>{"fast-worker-0", "slow-worker-0"}));
+  const auto steps = Steps(0, 0.5, 95);
+  for (double t = 2; t <= 90; t += 2) {
+    Feed(tr, "fast-worker-0", steps, t);
+    Feed(tr, "fast-worker-1", Steps(0, 1.0, t), t);
+    tr.ObserveAgent(Report({{"fast-worker-0", 2.0}, {"fast-worker-1", 2.0}}),
+                    t);
+  }
+  const auto ws = tr.Workers();
+  EXPECT_TRUE(Find(ws, "fast-worker-0").checked);
+  EXPECT_FALSE(Find(ws, "fast-worker-1").checked);
+  EXPECT_TRUE(Find(ws, "fast-worker-1").passed);  // off by +100%, not judged
+  EXPECT_NEAR(*Find(ws, "fast-worker-1").true_rate, 1.0, 1e-6);
+}
+
 // A worker that made no steps has no period: no estimate is right, and an
 // estimate is made up.
 TEST(StepRatesTest, IdleWorkerMustHaveNoEstimate) {
@@ -337,6 +359,44 @@ TEST(StepRatesTest, SkippedScenarioSaysWhy) {
   EXPECT_EQ(r["workers"], json::array());
   EXPECT_NE(tr.Table().find("not checked: no period to see"),
             std::string::npos);
+}
+
+// Issue 31: where the traffic gives no trustworthy period the agent
+// withdraws the rate. That passes only in a scenario that says why it may,
+// and what the agent did report there must still be right.
+TEST(StepRatesTest, WithdrawnRatePassesOnlyWhereAllowed) {
+  struct Case {
+    const char* name;
+    bool allowed;
+    double share;  // of the polls with an estimate
+    double rate;   // the estimate given (truth: 2.0)
+    bool passes;
+  };
+  const Case cases[] = {
+      {"withdrawn, not allowed", false, 0, 0, false},
+      {"withdrawn, allowed", true, 0, 0, true},
+      {"rarely given and right, allowed", true, 0.3, 2.1, true},
+      {"rarely given and wrong, allowed", true, 0.3, 3.0, false},
+      {"given and wrong, allowed", true, 1, 3.0, false},
+      {"given and right, allowed", true, 1, 1.9, true},
+  };
+  const std::vector<double> steps = Steps(0, 0.5, 95);
+  for (const Case& c : cases) {
+    Scenario s = Jobs(
+        c.allowed ? R"(, "step_rates_may_withdraw": "no silence marks a step")"
+                  : "");
+    StepRateTracker tr(s);
+    int poll = 0;
+    for (double t = 2; t <= 90; t += 2, ++poll) {
+      Feed(tr, "fast-worker-0", steps, t);
+      const bool given = (poll % 10) < c.share * 10;
+      tr.ObserveAgent(given ? Report({{"fast-worker-0", c.rate}}) : Report({}),
+                      t);
+    }
+    const auto w = Find(tr.Workers(), "fast-worker-0");
+    EXPECT_EQ(w.passed, c.passes) << c.name << ": " << w.why;
+    EXPECT_EQ(w.withdrawn, c.allowed && c.share < 0.5) << c.name;
+  }
 }
 
 TEST(StepRatesTest, BadReportsIgnored) {

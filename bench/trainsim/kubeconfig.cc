@@ -1,0 +1,188 @@
+#include "kubeconfig.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace trainsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void Fail(const std::string& field, const std::string& why) {
+  throw std::runtime_error("kubeconfig: " + field + ": " + why);
+}
+
+bool Absent(const YAML::Node& node) {
+  return !node.IsDefined() || node.IsNull();
+}
+
+std::string Scalar(const YAML::Node& node, const std::string& field) {
+  if (Absent(node)) return "";
+  if (!node.IsScalar()) Fail(field, "expected a string");
+  return node.as<std::string>();
+}
+
+// The entry of a named list (clusters, users, contexts) called `name`; its
+// `inner` map (cluster, user, context).
+YAML::Node Named(const YAML::Node& root, const std::string& list,
+                 const std::string& inner, const std::string& name) {
+  const YAML::Node entries = root[list];
+  if (!Absent(entries) && !entries.IsSequence()) Fail(list, "expected a list");
+  if (!Absent(entries)) {
+    for (const YAML::Node& e : entries) {
+      if (Scalar(e["name"], list + "[].name") != name) continue;
+      const YAML::Node body = e[inner];
+      if (Absent(body) || !body.IsMap())
+        Fail(list + "[" + name + "]." + inner, "expected a map");
+      return body;
+    }
+  }
+  Fail(list, "no entry named \"" + name + "\"");
+}
+
+std::string Resolve(const std::string& path, const std::string& base_dir) {
+  if (path.empty() || fs::path(path).is_absolute()) return path;
+  return (fs::path(base_dir) / path).lexically_normal().string();
+}
+
+std::string ReadFile(const std::string& path, const std::string& field) {
+  std::ifstream in(path);
+  if (!in) Fail(field, path + ": cannot be read");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.pop_back();
+  size_t start = 0;
+  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start])))
+    ++start;
+  return s.substr(start);
+}
+
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+// Standard base64 with padding; line breaks and spaces are skipped.
+std::string DecodeBase64(const std::string& field, std::string text) {
+  std::erase_if(
+      text, [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+  while (!text.empty() && text.back() == '=') text.pop_back();
+  std::string out;
+  uint32_t bits = 0;
+  int count = 0;
+  for (char c : text) {
+    const int v = Base64Value(c);
+    if (v < 0) Fail(field, "not base64");
+    bits = (bits << 6) | static_cast<uint32_t>(v);
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      out.push_back(static_cast<char>((bits >> count) & 0xff));
+    }
+  }
+  if (out.empty()) Fail(field, "not base64");
+  return out;
+}
+
+// Fields kubectl understands that trainsim does not: each refused by name
+// rather than silently ignored (a run would then fail later, less clearly).
+void RefuseUnsupported(const YAML::Node& map, const std::string& where,
+                       std::initializer_list<const char*> keys) {
+  for (const char* key : keys)
+    if (!Absent(map[key]))
+      Fail(where + "." + key,
+           "not supported by trainsim (use a bearer token and a CA)");
+}
+
+void ReadCluster(const YAML::Node& cluster, const std::string& where,
+                 const std::string& base_dir, KubeConfig* out) {
+  RefuseUnsupported(cluster, where,
+                    {"insecure-skip-tls-verify", "proxy-url", "tls-server-name",
+                     "disable-compression"});
+  out->server = Scalar(cluster["server"], where + ".server");
+  if (out->server.empty()) Fail(where + ".server", "missing");
+  if (out->server.rfind("https://", 0) != 0 &&
+      out->server.rfind("http://", 0) != 0)
+    Fail(where + ".server", "\"" + out->server + "\" is not an http(s) URL");
+  out->ca_file = Resolve(Scalar(cluster["certificate-authority"],
+                                where + ".certificate-authority"),
+                         base_dir);
+  const std::string data = Scalar(cluster["certificate-authority-data"],
+                                  where + ".certificate-authority-data");
+  if (!data.empty())
+    out->ca_pem = DecodeBase64(where + ".certificate-authority-data", data);
+  if (!out->ca_file.empty() && !out->ca_pem.empty())
+    Fail(where, "both certificate-authority and certificate-authority-data");
+  if (!out->ca_file.empty())
+    ReadFile(out->ca_file, where + ".certificate-authority");
+}
+
+void ReadUser(const YAML::Node& user, const std::string& where,
+              const std::string& base_dir, KubeConfig* out) {
+  RefuseUnsupported(
+      user, where,
+      {"client-certificate", "client-certificate-data", "client-key",
+       "client-key-data", "username", "password", "exec", "auth-provider", "as",
+       "as-groups", "as-user-extra"});
+  out->token = Scalar(user["token"], where + ".token");
+  const std::string file =
+      Resolve(Scalar(user["tokenFile"], where + ".tokenFile"), base_dir);
+  if (!out->token.empty() && !file.empty())
+    Fail(where, "both token and tokenFile");
+  if (!file.empty()) out->token = ReadFile(file, where + ".tokenFile");
+  out->token = Trim(out->token);
+  if (out->token.empty()) Fail(where, "no token (token or tokenFile)");
+}
+
+}  // namespace
+
+KubeConfig ParseKubeConfig(const std::string& text,
+                           const std::string& base_dir) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    Fail("YAML", e.what());
+  }
+  if (!root.IsMap()) Fail("document", "expected a map");
+  const std::string current =
+      Scalar(root["current-context"], "current-context");
+  if (current.empty()) Fail("current-context", "missing");
+  const YAML::Node context = Named(root, "contexts", "context", current);
+  const std::string cluster_name =
+      Scalar(context["cluster"], "contexts[" + current + "].context.cluster");
+  const std::string user_name =
+      Scalar(context["user"], "contexts[" + current + "].context.user");
+  if (cluster_name.empty())
+    Fail("contexts[" + current + "].context.cluster", "missing");
+  if (user_name.empty())
+    Fail("contexts[" + current + "].context.user", "missing");
+
+  KubeConfig out;
+  ReadCluster(Named(root, "clusters", "cluster", cluster_name),
+              "clusters[" + cluster_name + "].cluster", base_dir, &out);
+  ReadUser(Named(root, "users", "user", user_name),
+           "users[" + user_name + "].user", base_dir, &out);
+  return out;
+}
+
+KubeConfig LoadKubeConfig(const std::string& path) {
+  const std::string dir = fs::absolute(path).parent_path().string();
+  return ParseKubeConfig(ReadFile(path, "file"), dir);
+}
+
+}  // namespace trainsim

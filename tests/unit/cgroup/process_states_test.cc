@@ -1,0 +1,96 @@
+#include "cgroup/process_states.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace trainscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(ProcessStatesTest, CountsEachStateLetter) {
+  const std::pair<char, ProcessStates> cases[] = {
+      {'R', {.running = 1}},
+      {'S', {.sleeping = 1}},
+      {'I', {.sleeping = 1}},
+      {'D', {.disk_sleep = 1}},
+      {'T', {.stopped = 1}},
+      {'t', {.stopped = 1}},
+      {'Z', {.zombie = 1}},
+      {'X', {.zombie = 1}},
+      {'W', {}},
+      {'?', {}},
+  };
+  for (const auto& [letter, want] : cases) {
+    SCOPED_TRACE(letter);
+    ProcessStates got;
+    CountProcessState(letter, got);
+    EXPECT_EQ(got, want);
+  }
+}
+
+// A /proc tree of our own: names with spaces and parentheses, a PID that
+// exited between the cgroup's listing and the read, a truncated file.
+TEST(ProcessStatesTest, ReadsAProcTreeAndSkipsWhatIsGone) {
+  const fs::path proc = fs::path(::testing::TempDir()) / "process-states-proc";
+  fs::remove_all(proc);
+  auto write = [&](int pid, const std::string& stat) {
+    fs::create_directories(proc / std::to_string(pid));
+    std::ofstream(proc / std::to_string(pid) / "stat") << stat;
+  };
+  write(10, "10 (python3) R 1 10 10 0 -1 4194560 0 0 0 0 5 3 0 0\n");
+  write(11, "11 (data loader (2)) D 10 10 10 0 -1 0 0 0 0 0 1 1 0 0\n");
+  write(12, "12 (a) b) T 10 10 10 0 -1 0 0 0 0 0 1 1 0 0\n");
+  write(13, "13 (cut");  // no closing parenthesis: unreadable, skipped
+  const auto got = ReadProcessStates(proc, {10, 11, 12, 13, 99});
+  ASSERT_TRUE(got);
+  EXPECT_EQ(*got, (ProcessStates{.running = 1, .disk_sleep = 1, .stopped = 1}));
+  EXPECT_FALSE(ReadProcessStates(proc, {99}));
+  EXPECT_FALSE(ReadProcessStates(proc, {}));
+  fs::remove_all(proc);
+}
+
+// The real kernel: a child stopped with SIGSTOP reads as stopped, and
+// running again after SIGCONT. The child is killed and reaped whatever
+// the assertions say.
+TEST(ProcessStatesTest, TheKernelShowsAStoppedChild) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    for (;;) ::pause();
+  }
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reap{child};
+  // The state changes once the kernel delivers the signal: poll for it.
+  auto reads_within = [&](auto pred) {
+    for (int i = 0; i < 200; ++i) {
+      const auto s = ReadProcessStates("/proc", {child});
+      if (s && pred(*s)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  ASSERT_EQ(::kill(child, SIGSTOP), 0);
+  EXPECT_TRUE(reads_within(
+      [](const ProcessStates& s) { return s == ProcessStates{.stopped = 1}; }));
+  ASSERT_EQ(::kill(child, SIGCONT), 0);
+  // Back in pause(): sleeping.
+  EXPECT_TRUE(reads_within([](const ProcessStates& s) {
+    return s == ProcessStates{.sleeping = 1};
+  }));
+}
+
+}  // namespace
+}  // namespace trainscope
