@@ -50,9 +50,6 @@ class HttpAuthenticator {
   mutable std::set<std::string> denied_;
 };
 
-// Decodes standard base64 (with padding); false when malformed.
-bool DecodeBase64(std::string_view in, std::string* out);
-
 // True when `password` matches a crypt(3) `hash` (bcrypt and the others
 // libcrypt knows).
 bool CryptMatches(const std::string& password, const std::string& hash);

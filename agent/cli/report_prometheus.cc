@@ -277,23 +277,19 @@ Status WindowBuilder::Add(const std::string& name,
           slot.meta->job_kind = kind;
           slot.meta->framework = framework;
         };
-      } else if (name == "peer_rx_busy" || name == "peer_tx_busy") {
+      } else if (name == "peer_rx_busy" || name == "peer_tx_busy" ||
+                 name == "peer_wait") {
+        // Seconds per peer: both directions' exchanges add up; the wait
+        // is one series.
         const std::string peer_pod = LabelOf(metric, "peer_pod");
         if (peer_pod.empty()) continue;
         const std::string peer =
             diagnosis::PodKey(LabelOf(metric, "peer_namespace"), peer_pod);
         const PodSlot slot = b.Slot(metric);
-        fn = [slot, peer](double t, double v) {
-          slot.At(t).peers[peer].exchange_seconds += v;
-        };
-      } else if (name == "peer_wait") {
-        const std::string peer_pod = LabelOf(metric, "peer_pod");
-        if (peer_pod.empty()) continue;
-        const std::string peer =
-            diagnosis::PodKey(LabelOf(metric, "peer_namespace"), peer_pod);
-        const PodSlot slot = b.Slot(metric);
-        fn = [slot, peer](double t, double v) {
-          slot.At(t).peers[peer].wait_seconds = v;
+        const bool wait = name == "peer_wait";
+        fn = [slot, peer, wait](double t, double v) {
+          auto& c = slot.At(t).peers[peer];
+          (wait ? c.wait_seconds : c.exchange_seconds) += v;
         };
       } else if (name == "peer_rx" || name == "peer_tx") {
         const std::string peer_pod = LabelOf(metric, "peer_pod");

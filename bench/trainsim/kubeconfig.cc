@@ -8,6 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "trainscope/base64.h"
+
 namespace trainsim {
 namespace {
 
@@ -67,34 +69,14 @@ std::string Trim(std::string s) {
   return s.substr(start);
 }
 
-int Base64Value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
-// Standard base64 with padding; line breaks and spaces are skipped.
-std::string DecodeBase64(const std::string& field, std::string text) {
+// Standard padded base64, as kubectl reads it; line breaks and spaces
+// are skipped.
+std::string DecodeBase64Field(const std::string& field, std::string text) {
   std::erase_if(
       text, [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
-  while (!text.empty() && text.back() == '=') text.pop_back();
   std::string out;
-  uint32_t bits = 0;
-  int count = 0;
-  for (char c : text) {
-    const int v = Base64Value(c);
-    if (v < 0) Fail(field, "not base64");
-    bits = (bits << 6) | static_cast<uint32_t>(v);
-    count += 6;
-    if (count >= 8) {
-      count -= 8;
-      out.push_back(static_cast<char>((bits >> count) & 0xff));
-    }
-  }
-  if (out.empty()) Fail(field, "not base64");
+  if (!trainscope::DecodeBase64(text, &out) || out.empty())
+    Fail(field, "not base64");
   return out;
 }
 
@@ -124,7 +106,8 @@ void ReadCluster(const YAML::Node& cluster, const std::string& where,
   const std::string data = Scalar(cluster["certificate-authority-data"],
                                   where + ".certificate-authority-data");
   if (!data.empty())
-    out->ca_pem = DecodeBase64(where + ".certificate-authority-data", data);
+    out->ca_pem =
+        DecodeBase64Field(where + ".certificate-authority-data", data);
   if (!out->ca_file.empty() && !out->ca_pem.empty())
     Fail(where, "both certificate-authority and certificate-authority-data");
   if (!out->ca_file.empty())

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tls_files.h"
+#include "trainscope/base64.h"
 
 namespace trainscope {
 namespace {
