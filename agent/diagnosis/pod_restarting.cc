@@ -46,13 +46,17 @@ std::optional<Restart> RestartOf(const PodStats& pod,
   return r;
 }
 
+// The signal that ended the container: the one the API reports, else the
+// shell's and runtimes' convention of 128 + signal as the exit code.
+int SignalOf(const ContainerTermination& t) {
+  if (t.signal != 0) return t.signal;
+  return t.exit_code > 128 && t.exit_code < 160 ? t.exit_code - 128 : 0;
+}
+
 // How the container ended, in words a person searches for.
 std::string ExitInWords(const ContainerTermination& t) {
   if (t.reason == "OOMKilled") return "OOMKilled (its memory limit)";
-  int signal = t.signal;
-  if (signal == 0 && t.exit_code > 128 && t.exit_code < 160) {
-    signal = t.exit_code - 128;  // the shell's and runtimes' convention
-  }
+  const int signal = SignalOf(t);
   const char* name = signal == 9    ? "SIGKILL"
                      : signal == 15 ? "SIGTERM"
                      : signal == 11 ? "SIGSEGV"
@@ -82,7 +86,8 @@ std::string WhereToLook(const PodMeta& meta, const ContainerTermination* t) {
         meta.pod);
   }
   const int code = t->exit_code;
-  if (code == 137 || t->signal == 9) {
+  const int signal = SignalOf(*t);
+  if (signal == 9) {
     return fmt::format(
         "It was killed with SIGKILL from outside the program: a failed "
         "liveness probe, a preemption or an eviction; the pod's events say "
@@ -90,15 +95,14 @@ std::string WhereToLook(const PodMeta& meta, const ContainerTermination* t) {
         "involvedObject.name={}).",
         meta.namespace_name, meta.pod);
   }
-  if (code == 143 || t->signal == 15) {
+  if (signal == 15) {
     return fmt::format(
         "It was asked to stop (SIGTERM: an eviction, a node drain, a "
         "preemption or the job's controller); the pod's events say which "
         "(kubectl get events -n {} --field-selector involvedObject.name={}).",
         meta.namespace_name, meta.pod);
   }
-  if (code == 139 || code == 134 || code == 135 || t->signal == 11 ||
-      t->signal == 6) {
+  if (signal == 11 || signal == 6 || signal == 7) {
     return fmt::format(
         "It crashed in native code (a segfault or abort: a CUDA, NCCL or "
         "extension fault); the end of {} and a core dump say where.",
