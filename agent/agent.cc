@@ -11,6 +11,7 @@
 #include "discovery/pod_source_factory.h"
 #include "exporter/diagnosis_families.h"
 #include "exporter/discovery_families.h"
+#include "exporter/goodput_families.h"
 #include "exporter/headroom_families.h"
 #include "exporter/http_families.h"
 #include "exporter/ps_share_families.h"
@@ -141,6 +142,7 @@ std::vector<FamilySection> Agent::ExportSections() {
   std::vector<FamilySection> sections = CollectorSections();
   sections.push_back(PsShareSection(*diagnosis_));
   sections.push_back(HeadroomSection(*diagnosis_));
+  sections.push_back(GoodputSection(*diagnosis_));
   sections.push_back(
       [this](const ExportContext&, std::vector<prometheus::MetricFamily>& out) {
         std::optional<DiscoveryStats> stats;

@@ -9,6 +9,8 @@
 #include <tuple>
 
 #include "diagnosis/detectors.h"
+#include "lost_time_text.h"
+#include "stall_text.h"
 
 namespace trainscope {
 namespace {
@@ -244,19 +246,31 @@ void AddPodNodes(nlohmann::json& report, const PodList& known) {
 
 namespace {
 
+// What a diagnosis is about: its pod; a node-level one names its node
+// instead, a job-wide one (a stall no rank is blamed for) its job.
+std::string Subject(const nlohmann::json& d) {
+  const std::string ns = d.value("namespace", "");
+  if (!d.value("pod", "").empty()) return ns + "/" + d.value("pod", "");
+  const std::string job = d.value("training_job", "");
+  const bool job_wide =
+      !job.empty() && (d.value("node", "").empty() ||
+                       d.value("kind", "") == diagnosis::kTrainingStalled);
+  return job_wide ? "job/" + ns + "/" + job : "node/" + d.value("node", "");
+}
+
 void WriteDiagnosis(const nlohmann::json& d, std::ostringstream& out) {
   char line[512];
-  // A node-level diagnosis names its node instead of a pod.
-  const std::string subject =
-      d.value("pod", "").empty()
-          ? "node/" + d.value("node", "")
-          : d.value("namespace", "") + "/" + d.value("pod", "");
+  const std::string subject = Subject(d);
   std::snprintf(line, sizeof line, "%-9s %-31s %-29s %-21s %s\n",
                 d.value("severity", "").c_str(), d.value("kind", "").c_str(),
                 subject.c_str(), d.value("since", "").c_str(),
                 d.value("summary", "").c_str());
   out << line;
   const nlohmann::json ev = d.value("evidence", nlohmann::json::object());
+  // Which rank stopped the job, and what every rank does meanwhile.
+  if (d.value("kind", "") == diagnosis::kTrainingStalled) {
+    out << StallRanksText(ev, "          ");
+  }
   if (ev.contains("cost_fraction") && ev.contains("expected_speedup")) {
     std::snprintf(line, sizeof line,
                   "          costs %.0f%% of the step; fixed, the job "
@@ -323,7 +337,9 @@ std::string ReportText(const nlohmann::json& report) {
   } else {
     out << "SEVERITY  KIND                            POD                    "
            "       SINCE                 SUMMARY\n";
-    for (const auto& d : diagnoses) WriteDiagnosis(d, out);
+    for (const nlohmann::json* d : StallsFirst(diagnoses)) {
+      WriteDiagnosis(*d, out);
+    }
   }
   for (const auto& m : report.value("missing_nodes", nlohmann::json::array())) {
     out << "\nWARNING: node " << m.value("node", "?")
@@ -331,6 +347,7 @@ std::string ReportText(const nlohmann::json& report) {
         << ": its agent is down or not scraped; its pods are judged on "
            "partial data.\n";
   }
+  out << LostTimeText(report);
   out << "\nTraining jobs:\n";
   if (report["jobs"].empty()) out << "  (no training pods recognised)\n";
   for (const auto& job : report["jobs"]) WriteJob(job, out);

@@ -167,6 +167,18 @@ function trainingJob() {
       { h: 8, w: 24, x: 0, y: 54 },
       [tableQuery(`max ${by("kind, severity, namespace, training_job, pod, node")} (trainscope_diagnosis_active${j})`)], "none",
       { Time: true, Value: true }),
+    // Each agent counts the jobs it holds pods of: max over the agents.
+    row("Goodput", 62),
+    ts("Goodput per job",
+      "1 - lost / all seconds since the agents first saw the job (trainscope_job_goodput_ratio, max over the agents holding its pods). docs/diagnosis.md, \"Goodput and lost time\".",
+      { h: 8, w: 12, x: 0, y: 63 },
+      [q(`max ${by("namespace, training_job")} (trainscope_job_goodput_ratio${j})`, "{{namespace}}/{{training_job}}")],
+      "percentunit", { min: 0, max: 1 }),
+    ts("Time lost by cause",
+      "Share of the job's time lost to each cause (rate of trainscope_job_lost_seconds_total): stalled, restarting, or a diagnosis's cost while the job progresses.",
+      { h: 8, w: 12, x: 12, y: 63 },
+      [q(`max ${by("namespace, training_job, cause")} (rate(trainscope_job_lost_seconds_total${j}[$__rate_interval]))`, "{{training_job}} {{cause}}")],
+      "percentunit", { min: 0 }),
   ];
   return buildDashboard({
     uid: "trainscope-training-job", title: "Trainscope / Training job",
@@ -219,6 +231,19 @@ function clusterOverview() {
     ts("GPU memory by pod", "GPU memory used by each container's processes.",
       { h: 8, w: 12, x: 12, y: 34 },
       [q(`sum ${by("namespace, pod, gpu")} (trainscope_pod_gpu_memory_used_bytes${jobs}${ON_NODE})`, "{{pod}} gpu{{gpu}}")], "bytes"),
+    // The goodput recording rules (alerts.src.yaml): max over the agents that
+    // each count a job, then sums over jobs.
+    row("Goodput", 42),
+    statPanel("Cluster goodput (1 h)", "1 - time lost / all training-job time over the last hour, all jobs (cluster:trainscope_job_goodput:ratio1h).",
+      { h: 8, w: 6, x: 0, y: 43 },
+      [q(`cluster:trainscope_job_goodput:ratio1h{${CM}}`, "goodput")], "percentunit", { min: 0, max: 1 }),
+    barGauge("Time lost by cause (1 h)", "Hours of training-job time lost in the last hour per cause, summed over the selected jobs.",
+      { h: 8, w: 9, x: 6, y: 43 },
+      [instant(`sort_desc(sum ${by("cause")} (training_job_cause:trainscope_job_lost_seconds:increase1h${recJobs})) / 3600`, "{{cause}}")], "h"),
+    barGauge("Goodput per job", "Each job's goodput since the agents first saw it, lowest first.",
+      { h: 8, w: 9, x: 15, y: 43 },
+      [instant(`sort(training_job:trainscope_job_goodput:ratio_max${recJobs})`, "{{namespace}}/{{training_job}}")],
+      "percentunit", { min: 0, max: 1 }),
   ];
   return buildDashboard({
     uid: "trainscope-cluster-overview", title: "Trainscope / Cluster overview",

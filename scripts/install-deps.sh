@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # build
   cmake g++ make pkg-config clang-format clang-tidy
+  # scripts/ccache-env.sh: a fresh clone recompiles only what changed
+  ccache
   # scripts/sanitize.sh: clang's ASan/UBSan/TSan runtimes and libFuzzer
   libclang-rt-14-dev libfuzzer-14-dev
   # libraries

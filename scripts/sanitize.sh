@@ -41,10 +41,7 @@ else
          -DTRAINSCOPE_FUZZ_SECONDS="${TRAINSCOPE_FUZZ_SECONDS:-20}")
   source tests/sanitizers/asan_env.sh
 fi
-launcher=()
-if command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-fi
+source scripts/ccache-env.sh
 if [ "$phase" != test ]; then
   bash scripts/install-deps.sh
   # -O1, which the ASan and libFuzzer documentation suggest: under the

@@ -22,6 +22,7 @@
 #include "cli/commands.h"
 #include "cli/report_cluster.h"
 #include "cli/report_http.h"
+#include "cli/report_lost_time.h"
 #include "cli/report_prometheus.h"
 #include "cli/report_selector.h"
 #include "cli/server_text.h"
@@ -193,6 +194,22 @@ nlohmann::json TriageJson(const cli::TriageSummary& t) {
           {"flagged_by", t.flagged_by}};
 }
 
+// The range's lost time per cause and job (report_lost_time.h); a
+// Prometheus that cannot say leaves the section out, not the report.
+void SetLostTime(nlohmann::json& report, const cli::HttpTarget& target,
+                 const cli::ClusterViewQuery& q) {
+  cli::LostTime lost;
+  const Status s = cli::QueryLostTime(
+      target,
+      cli::FilterMatchers(q.namespace_name, q.training_job, q.extra_matchers),
+      q.range_seconds, q.end, &lost);
+  if (!s.ok()) {
+    std::cerr << "trainscope report: no lost time: " << s.message() << "\n";
+    return;
+  }
+  report["lost_time"] = cli::LostTimeJson(lost);
+}
+
 int PrometheusReport(const ReportFlags& flags) {
   cli::HttpTarget target;
   if (Status s = cli::ParseHttpUrl(flags.prometheus, &target); !s.ok()) {
@@ -237,6 +254,7 @@ int PrometheusReport(const ReportFlags& flags) {
   SetJobSpeeds(report, eval.speeds);
   SetJobHeadroom(report, eval.headroom);
   report["missing_nodes"] = MissingNodesJson(eval.missing, end);
+  SetLostTime(report, target, query);
   report["source"] = {{"prometheus", flags.prometheus},
                       {"range_seconds", flags.range_seconds},
                       {"step_seconds", flags.step_seconds},

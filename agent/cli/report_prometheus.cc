@@ -38,6 +38,23 @@ const std::map<std::string, std::pair<std::string, Field>>& PodFields() {
       {"oom", {std::string(kPodOomEventsTotal), &PodPoint::oom_events}},
       {"io_read",
        {std::string(kPodIoReadBytesTotal), &PodPoint::io_read_bytes}},
+      {"io_write",
+       {std::string(kPodIoWriteBytesTotal), &PodPoint::io_write_bytes}},
+      {"proc_running",
+       {std::string(kPodProcesses) + "{state=\"running\"}",
+        &PodPoint::processes_running}},
+      {"proc_sleeping",
+       {std::string(kPodProcesses) + "{state=\"sleeping\"}",
+        &PodPoint::processes_sleeping}},
+      {"proc_disk_sleep",
+       {std::string(kPodProcesses) + "{state=\"disk_sleep\"}",
+        &PodPoint::processes_disk_sleep}},
+      {"proc_stopped",
+       {std::string(kPodProcesses) + "{state=\"stopped\"}",
+        &PodPoint::processes_stopped}},
+      {"proc_zombie",
+       {std::string(kPodProcesses) + "{state=\"zombie\"}",
+        &PodPoint::processes_zombie}},
       {"io_psi",
        {std::string(kPodPressureWaitingSecondsTotal) + "{resource=\"io\"}",
         &PodPoint::io_pressure_some_seconds}},
@@ -213,6 +230,8 @@ std::vector<PromQuery> ClusterQueries(
   pods("peer_tx_busy", std::string(kPeerTransmitExchangeSecondsTotal));
   pods("peer_wait", std::string(kPeerWaitSecondsTotal));
   pods("gpu", std::string(kPodGpuUtilizationRatio));
+  pods("gpu_xid", std::string(kPodGpuXidErrorsTotal));
+  pods("gpu_last_xid", std::string(kPodGpuLastXid));
   pods("bandwidth", std::string(kPodBandwidthLimitBytesPerSecond));
   pods("last_terminated",
        std::string(kContainerLastTerminatedTimestampSeconds));
@@ -316,6 +335,20 @@ Status WindowBuilder::Add(const std::string& name,
           slot.At(t);
           double& sum = use[t][gpu];
           sum = std::min(1.0, sum + v);
+        };
+      } else if (name == "gpu_xid" || name == "gpu_last_xid") {
+        // Per GPU the pod holds (one series per container on it: the same
+        // device value, so the last one written is as good as any).
+        const auto gpu = ParseWholeNumber(LabelOf(metric, "gpu"));
+        if (!gpu || *gpu > 65535) continue;  // not an NVML index
+        const auto index = static_cast<unsigned>(*gpu);
+        const std::string uuid = LabelOf(metric, "UUID");
+        const bool counter = name == "gpu_xid";
+        const PodSlot slot = b.Slot(metric);
+        fn = [slot, index, uuid, counter](double t, double v) {
+          auto& x = slot.At(t).gpu_xids[index];
+          x.uuid = uuid;
+          (counter ? x.errors : x.last_xid.emplace()) = v;
         };
       } else if (name == "bandwidth") {
         const bool rx = LabelOf(metric, "direction") == "receive";

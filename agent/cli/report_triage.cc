@@ -125,6 +125,7 @@ class Judge {
     if (Status s = WorkerExchange(answers); !s.ok()) return s;
     if (Status s = PsCpu(answers); !s.ok()) return s;
     if (Status s = Causes(answers); !s.ok()) return s;
+    if (Status s = StoppedSteps(answers); !s.ok()) return s;
     return NodeLinks(answers);
   }
 
@@ -176,6 +177,15 @@ class Judge {
         FlagNode(LabelOf(m, "node"), "node_view");
       }
     });
+  }
+
+  // training_stalled: a worker whose step rate the agent read in the range
+  // and reads no more (its exchanges stopped). Where every rank waits, no
+  // node view that holds part of the job can say which differs, so no
+  // verdict flags the job.
+  Status StoppedSteps(const std::map<std::string, nlohmann::json>& answers) {
+    return ForEachSample(answers, "stopped_steps",
+                         [&](const auto& m, double) { FlagPod(m, "stopped"); });
   }
 
   // hot_parameter_server by traffic: the busiest PS' share at the least
@@ -387,6 +397,11 @@ std::vector<PromQuery> TriageQueries(const std::string& base,
                    Selector(std::string(kDiagnosisActive), base), range)},
       {"ps_traffic", Selector(kPsTrafficRecord, base)},
       {"worker_traffic", Selector(kWorkerTrafficRecord, base)},
+      {"stopped_steps",
+       fmt::format("max by (namespace, training_job, pod) "
+                   "(max_over_time({0}[{1}s])) unless "
+                   "max by (namespace, training_job, pod) ({0})",
+                   Selector(std::string(kWorkerStepsPerSecond), base), range)},
       {"ps_cpu", fmt::format("sum by (namespace, training_job, pod) "
                              "(rate({}[1m]))",
                              Selector(std::string(kPodCpuUsageSecondsTotal),

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "diagnosis/detectors.h"
+#include "diagnosis/exchange_quiet.h"
 #include "diagnosis/ranks.h"
 
 namespace trainscope::diagnosis {
@@ -91,6 +92,21 @@ std::vector<std::string> JobAdvice(const std::string& pod, JobKind kind,
   return out;
 }
 
+// A rank that stopped exchanging in the window (now, or before steps
+// resumed) is training_stalled's: a spinning or blocked rank stands out in
+// CPU or IO only because the ring stopped.
+bool StoppedInRecent(const DetectorInput& in, const PodStats& rank,
+                     const DiagnosisSettings& all) {
+  const auto& pods = in.baseline.get().pods;
+  auto it = pods.find(PodKey(rank.meta.namespace_name, rank.meta.pod));
+  if (it == pods.end()) return false;
+  const double interval =
+      rank.span_seconds /
+      static_cast<double>(std::max<size_t>(all.window_samples, 2) - 1);
+  return StoppedRecently(it->second, StopLine(it->second, interval, all.stall),
+                         std::max(rank.span_seconds, all.stall.min_stall_s));
+}
+
 }  // namespace
 
 void DetectAllreduceStraggler(const DetectorInput& in,
@@ -100,6 +116,7 @@ void DetectAllreduceStraggler(const DetectorInput& in,
     if (job.ranks.size() < 2) continue;
     for (const PodStats* rank : job.ranks) {
       if (LinkSaturated(*rank, all.allreduce_link)) continue;
+      if (StoppedInRecent(in, *rank, all)) continue;
       std::vector<const PodStats*> peers;
       for (const PodStats* p : job.ranks) {
         if (p != rank) peers.push_back(p);

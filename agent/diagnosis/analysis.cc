@@ -19,7 +19,8 @@ std::chrono::system_clock::time_point TimeOf(double seconds) {
 
 Evaluation EvaluateAt(const Window& history,
                       const std::vector<double>& instants, size_t end,
-                      TimeRange baseline, const DiagnosisSettings& settings) {
+                      TimeRange baseline, const DiagnosisSettings& settings,
+                      const ExchangeMemory* memory) {
   Evaluation ev;
   try {
     auto last = [&](size_t count) {
@@ -33,8 +34,10 @@ Evaluation EvaluateAt(const Window& history,
     const std::vector<JobTraffic> sustained = ComputeJobTraffic(ComputeStats(
         history, last(std::max(settings.window_samples,
                                settings.straggler.window_samples))));
-    DetectorInput in{recent, LazyStats([&history, baseline] {
-                       return ComputeStats(history, baseline);
+    DetectorInput in{recent, LazyStats([&history, baseline, memory] {
+                       WindowStats stats = ComputeStats(history, baseline);
+                       if (memory) memory->Anchor(stats);
+                       return stats;
                      }),
                      ev.jobs, sustained, &ev.headroom};
     ev.findings = RunDetectors(in, settings);
@@ -45,9 +48,11 @@ Evaluation EvaluateAt(const Window& history,
   return ev;
 }
 
-Evaluation Evaluate(const Window& history, const DiagnosisSettings& settings) {
+Evaluation Evaluate(const Window& history, const DiagnosisSettings& settings,
+                    const ExchangeMemory* memory) {
   const std::vector<double> instants = Instants(history);
-  return EvaluateAt(history, instants, instants.size(), TimeRange{}, settings);
+  return EvaluateAt(history, instants, instants.size(), TimeRange{}, settings,
+                    memory);
 }
 
 ReplayResult Replay(const Window& range, const DiagnosisSettings& settings,

@@ -5,6 +5,7 @@
 
 #include "diagnosis/detectors.h"
 #include "diagnosis/engine.h"
+#include "diagnosis/exchange_quiet.h"
 #include "diagnosis/headroom.h"
 #include "diagnosis/training_speed.h"
 
@@ -19,14 +20,17 @@ struct Evaluation {
 
 // One evaluation: the detectors over the last `window_samples` instants of
 // `history`, with the whole of `history` as the baseline. Never throws: a
-// failing detector is logged with its name and skipped.
-Evaluation Evaluate(const Window& history, const DiagnosisSettings& settings);
+// failing detector is logged with its name and skipped. `memory` (the node
+// view's, may be null) anchors quiet tails older than the history.
+Evaluation Evaluate(const Window& history, const DiagnosisSettings& settings,
+                    const ExchangeMemory* memory = nullptr);
 
 // The same evaluation as if `history` held only its points in `baseline`,
 // whose instants are instants[0, end): read in place (the replay's step).
 Evaluation EvaluateAt(const Window& history,
                       const std::vector<double>& instants, size_t end,
-                      TimeRange baseline, const DiagnosisSettings& settings);
+                      TimeRange baseline, const DiagnosisSettings& settings,
+                      const ExchangeMemory* memory = nullptr);
 
 struct ReplayResult {
   std::vector<Diagnosis> active;

@@ -70,6 +70,14 @@ constexpr DetectorEntry kDetectors[] = {
      [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
        DetectPodRestarting(in, s.restart, out);
      }},
+    {kTrainingStalled, DetectorScope::kWholeJob,
+     [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
+       DetectTrainingStalled(in, s.stall, out);
+     }},
+    {kGpuError, DetectorScope::kPodOrNode,
+     [](const DetectorInput& in, const DiagnosisSettings& s, auto& out) {
+       DetectGpuError(in, s.gpu_error, out);
+     }},
 };
 
 }  // namespace

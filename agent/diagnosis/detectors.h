@@ -86,6 +86,10 @@ void DetectAllreduceSlowLink(const DetectorInput& in,
                              std::vector<Finding>& out);
 void DetectPodRestarting(const DetectorInput& in, const PodRestartSettings& s,
                          std::vector<Finding>& out);
+void DetectTrainingStalled(const DetectorInput& in, const StallSettings& s,
+                           std::vector<Finding>& out);
+void DetectGpuError(const DetectorInput& in, const GpuErrorSettings& s,
+                    std::vector<Finding>& out);
 
 // What a detector compares: the pods of a whole job with each other (it
 // needs the whole job in the window), or one pod or node on its own.

@@ -13,11 +13,19 @@ std::string DiagnosisKey(const Diagnosis& d) {
 }
 
 void SortByExpectedGain(std::vector<Diagnosis>& ds) {
+  // A stalled job loses all its time, which no expected speed-up of a
+  // running job outranks: stalls lead, a whole job (critical) before one
+  // stopped worker of an asynchronous job (warning).
+  auto stalled = [](const Diagnosis& d) { return d.kind == kTrainingStalled; };
   auto gain = [](const Diagnosis& d) {
     const auto it = d.evidence.find("expected_speedup");
     return it != d.evidence.end() && it->is_number() ? it->get<double>() : 1.0;
   };
   std::stable_sort(ds.begin(), ds.end(), [&](const auto& a, const auto& b) {
+    if (stalled(a) != stalled(b)) return stalled(a);
+    if (stalled(a) && a.severity != b.severity) {
+      return a.severity > b.severity;
+    }
     if (gain(a) != gain(b)) return gain(a) > gain(b);
     if (a.severity != b.severity) return a.severity > b.severity;
     if (a.kind != b.kind) return a.kind < b.kind;

@@ -22,6 +22,8 @@ inline constexpr std::string_view kGpuUnderutilized = "gpu_underutilized";
 inline constexpr std::string_view kAllreduceStraggler = "allreduce_straggler";
 inline constexpr std::string_view kAllreduceSlowLink = "allreduce_slow_link";
 inline constexpr std::string_view kPodRestarting = "pod_restarting";
+inline constexpr std::string_view kTrainingStalled = "training_stalled";
+inline constexpr std::string_view kGpuError = "gpu_error";
 // Kinds judged by comparing a job's pods with each other (their detectors
 // need the whole job in the window); the others judge one pod or one node.
 // From the detector registry (detectors.cc).
@@ -64,8 +66,9 @@ struct Finding {
 // Identity of a diagnosis across windows.
 std::string DiagnosisKey(const Diagnosis& d);
 
-// The report's order: the largest expected gain (evidence.expected_speedup)
-// first, then the most severe, then by kind, namespace, pod and node.
+// The report's order: training_stalled first (critical, then warning), then
+// the largest expected gain (evidence.expected_speedup), then the most
+// severe, then by kind, namespace, pod and node.
 void SortByExpectedGain(std::vector<Diagnosis>& diagnoses);
 
 // The DESIGN.md report entry (`since` in RFC 3339).

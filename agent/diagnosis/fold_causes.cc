@@ -69,10 +69,41 @@ void Fold(Diagnosis& kept, const Diagnosis& folded, const char* link,
   }
 }
 
+// What a stopped job shows as side effects of the stop: a rank that spins
+// at its limit is throttled and a straggler, a ring with a dead link is a
+// slow link. Events (restarts, GPU errors) and memory pressure are causes
+// or risks of their own and stay.
+constexpr std::array<std::string_view, 9> kStallSymptoms = {
+    kStragglerWorker,    kAllreduceStraggler, kAllreduceSlowLink,
+    kHotParameterServer, kPsCpuSaturated,     kInputIoBound,
+    kGpuUnderutilized,   kCpuThrottled,       kNetworkSaturated};
+
+// Folds the symptoms of each training_stalled into it: of the whole job
+// for a job's stall, of the one pod for a worker's.
+void FoldIntoStalls(std::vector<Diagnosis>& active, std::vector<bool>& gone) {
+  for (Diagnosis& stall : active) {
+    if (stall.kind != kTrainingStalled || !IsFinding(stall)) continue;
+    const bool whole_job = stall.severity == Severity::kCritical;
+    for (size_t i = 0; i < active.size(); ++i) {
+      const Diagnosis& d = active[i];
+      if (gone[i] || !OneOf(kStallSymptoms, d.kind) || !IsFinding(d) ||
+          d.namespace_name != stall.namespace_name ||
+          d.training_job != stall.training_job || d.training_job.empty() ||
+          (!whole_job && d.pod != stall.pod))
+        continue;
+      auto& all = stall.evidence["folded"];
+      if (!all.is_array()) all = nlohmann::json::array();
+      all.push_back(Nested(d));
+      gone[i] = true;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Diagnosis> FoldSamePodCauses(std::vector<Diagnosis> active) {
   std::vector<bool> gone(active.size(), false);
+  FoldIntoStalls(active, gone);
   std::vector<bool> took_straggler(active.size(), false);
   auto same_pod = [&](size_t a, size_t b) {
     return a != b && !gone[b] &&

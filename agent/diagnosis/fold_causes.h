@@ -24,6 +24,11 @@ namespace trainscope::diagnosis {
 // and severities stay per diagnosis: when either clears, the other shows
 // alone again with its own `since`. The node view (DiagnosisRunner) and the
 // cluster view (EvaluateCluster) both call it, last.
+// First, a training_stalled takes in what its stop makes the job show
+// (evidence.folded): stragglers, a slow link, a hot or CPU-bound PS, input
+// IO, an idle GPU, throttling and a full link, of any pod of the job for a
+// job's stall (critical), of its own pod for one worker's (warning).
+// pod_restarting, gpu_error and memory_pressure stay: they are causes.
 std::vector<Diagnosis> FoldSamePodCauses(std::vector<Diagnosis> active);
 
 }  // namespace trainscope::diagnosis

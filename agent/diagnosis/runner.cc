@@ -14,13 +14,33 @@ DiagnosisRunner::DiagnosisRunner(std::string node, DiagnosisSettings settings)
 void DiagnosisRunner::Update(
     const std::vector<std::shared_ptr<const Snapshot>>& history) {
   if (history.empty() || !history.back()) return;
-  Evaluation ev = Evaluate(window_.Update(history), settings_);
+  const Window& window = window_.Update(history);
+  memory_.Observe(window);
+  Evaluation ev = Evaluate(window, settings_, &memory_);
   std::lock_guard lock(mu_);
   engine_.Update(ev.findings, history.back()->taken_at);
   active_ = FoldSamePodCauses(engine_.Active());
   jobs_ = std::move(ev.jobs);
   speeds_ = std::move(ev.speeds);
   headroom_ = std::move(ev.headroom);
+  AccountGoodput(history);
+}
+
+// Each evaluation's interval to its jobs' states (goodput.h), capped at 3
+// typical intervals.
+void DiagnosisRunner::AccountGoodput(
+    const std::vector<std::shared_ptr<const Snapshot>>& history) {
+  std::vector<std::chrono::system_clock::time_point> taken_at;
+  taken_at.reserve(history.size());
+  for (const auto& s : history)
+    if (s) taken_at.push_back(s->taken_at);
+  const Snapshot& newest = *history.back();
+  static const PodList kNoPods;
+  goodput_.Update({.active = active_,
+                   .pods = newest.pods ? *newest.pods : kNoPods,
+                   .peer_pods = newest.peer_pods.get(),
+                   .now = newest.taken_at,
+                   .max_step = 3 * TypicalInterval(taken_at)});
 }
 
 std::vector<Diagnosis> DiagnosisRunner::Active() const {
@@ -36,6 +56,11 @@ std::vector<JobTraffic> DiagnosisRunner::Jobs() const {
 std::vector<JobSpeed> DiagnosisRunner::Speeds() const {
   std::lock_guard lock(mu_);
   return speeds_;
+}
+
+std::vector<JobGoodput> DiagnosisRunner::Goodput() const {
+  std::lock_guard lock(mu_);
+  return goodput_.Jobs();
 }
 
 std::vector<JobHeadroom> DiagnosisRunner::Headroom() const {

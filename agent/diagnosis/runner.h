@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "diagnosis/analysis.h"
+#include "diagnosis/goodput.h"
 #include "diagnosis/snapshot_window.h"
 #include "trainscope/snapshot.h"
 
@@ -30,18 +31,26 @@ class DiagnosisRunner {
   std::vector<JobSpeed> Speeds() const;
   // The scaling forecast per PS job of the latest window.
   std::vector<JobHeadroom> Headroom() const;
+  // Time and lost time per job with pods on this node (goodput.h).
+  std::vector<JobGoodput> Goodput() const;
   const DiagnosisSettings& settings() const { return settings_; }
 
  private:
+  // Under mu_, after the engine's update.
+  void AccountGoodput(
+      const std::vector<std::shared_ptr<const Snapshot>>& history);
+
   const std::string node_;
   const DiagnosisSettings settings_;
   SlidingSnapshotWindow window_;  // only Update (one thread) touches it
+  ExchangeMemory memory_;         // likewise
   mutable std::mutex mu_;
   Engine engine_;
   std::vector<Diagnosis> active_;
   std::vector<JobTraffic> jobs_;
   std::vector<JobSpeed> speeds_;
   std::vector<JobHeadroom> headroom_;
+  GoodputAccounting goodput_;
 };
 
 }  // namespace trainscope::diagnosis

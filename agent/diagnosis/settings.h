@@ -159,6 +159,43 @@ struct PodRestartSettings {
   double loop_restarts = 2;
 };
 
+// gpu_error: a GPU a training pod holds reported an Xid this recently (its
+// Xid counter rose). Like pod_restarting's recent period: an Xid is an
+// event, named for 10 minutes or while the history the detector sees
+// (the agent's last samples, the cluster view's range) still holds it.
+struct GpuErrorSettings {
+  double recent_s = 600;
+};
+
+// training_stalled: a job whose ranks stopped exchanging steps while their
+// pods run. The stall clock is the job's quiet time (exchange_quiet.h).
+struct StallSettings {
+  // Quiet this long, or step_multiple of the job's recent median step time
+  // when longer (5 s steps are slow, not stalled), is a stall. DLRover's
+  // xpu-timer waits 300 s and NCCL's watchdog 30 min; 10 s is 5 intervals
+  // of nothing at 2 s and 2 at the default 5 s, which no healthy step
+  // every 2 s or faster shows.
+  double min_stall_s = 10;
+  double step_multiple = 3;
+  // A job whose natural pauses (quiet runs it came back from) were longer
+  // gets this multiple of the longest one.
+  double pause_multiple = 2;
+  // A checkpoint (a rank writing at least checkpoint_bytes_per_second to
+  // disk) or an evaluation (only the chief or evaluator computing, or every
+  // rank computing) pauses the steps for a while: quiet this long first.
+  double checkpoint_bytes_per_second = 1 << 20;
+  double pause_grace_s = 600;
+  // A rank computes at or above this many cores (or 80% of a smaller CPU
+  // limit) in its quiet tail; it waits below idle_cores.
+  double computing_cores = 0.5;
+  double idle_cores = 0.1;
+  // A process state held at this share of the tail's points counts.
+  double state_share = 0.5;
+  // Bytes/s a rank still sends a peer that answers nothing (TCP's
+  // retransmissions back off to a few a minute).
+  double unanswered_min_bytes_per_second = 1;
+};
+
 struct DiagnosisSettings {
   EngineSettings engine;
   HotPsSettings hot_ps;
@@ -174,6 +211,8 @@ struct DiagnosisSettings {
   SyncPsSettings sync_ps;
   HeadroomSettings headroom;
   PodRestartSettings restart;
+  StallSettings stall;
+  GpuErrorSettings gpu_error;
   // Samples per evaluation window (rates over window_samples - 1 intervals).
   size_t window_samples = 3;
 };

@@ -88,6 +88,14 @@ PodPoint PointOf(double t, const PodSample& s) {
   p.memory_limit_bytes = AsDouble(c.memory.limit_bytes);
   p.oom_events = AsDouble(c.memory.oom_events);
   p.io_read_bytes = AsDouble(c.io.read_bytes);
+  p.io_write_bytes = AsDouble(c.io.write_bytes);
+  if (s.processes) {
+    p.processes_running = s.processes->running;
+    p.processes_sleeping = s.processes->sleeping;
+    p.processes_disk_sleep = s.processes->disk_sleep;
+    p.processes_stopped = s.processes->stopped;
+    p.processes_zombie = s.processes->zombie;
+  }
   p.io_pressure_some_seconds = c.io_pressure.some_seconds;
   p.memory_pressure_some_seconds = c.memory_pressure.some_seconds;
   p.cpu_pressure_some_seconds = c.cpu_pressure.some_seconds;
@@ -117,6 +125,25 @@ void AddGpuUsage(const Snapshot& snap, std::map<std::string, PodPoint>& pts,
     for (const auto& [_, v] : gpus) sum += v;
     it->second.gpu_utilization_ratio = sum / static_cast<double>(gpus.size());
     it->second.gpus = static_cast<unsigned>(gpus.size());
+  }
+}
+
+// Per pod: the Xid counter of each GPU one of its processes runs on. A GPU
+// no pod uses, or one without the event API, gives no pod anything.
+void AddGpuXids(const Snapshot& snap, std::map<std::string, PodPoint>& pts,
+                const std::unordered_map<std::string, std::string>& keys) {
+  for (const auto& u : snap.gpu_pods) {
+    auto k = keys.find(u.pod_uid);
+    if (k == keys.end()) continue;
+    auto it = pts.find(k->second);
+    if (it == pts.end()) continue;
+    for (const auto& g : snap.gpus) {
+      if (g.index != u.gpu_index || !g.xid_errors) continue;
+      GpuXidPoint& x = it->second.gpu_xids[g.index];
+      x.uuid = g.uuid;
+      x.errors = static_cast<double>(*g.xid_errors);
+      x.last_xid = AsDouble(g.last_xid);
+    }
   }
 }
 
@@ -180,6 +207,7 @@ void AppendSnapshot(const Snapshot& snap, const std::string& node, Window& w,
     }
   }
   AddGpuUsage(snap, points, keys);
+  AddGpuXids(snap, points, keys);
   for (const auto& r : snap.step_rates) {
     auto k = keys.find(r.pod_uid);
     if (k == keys.end() || !r.steps_per_second) continue;

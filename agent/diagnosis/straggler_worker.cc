@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "diagnosis/detectors.h"
+#include "diagnosis/exchange_quiet.h"
 #include "diagnosis/impact.h"
 #include "diagnosis/ranks.h"
 
@@ -243,6 +244,21 @@ bool ExchangesShareAFullLink(const DetectorInput& in, const JobTraffic& job,
   return false;
 }
 
+// A worker that stopped exchanging within the straggler window (now, or
+// before steps resumed) is judged by training_stalled, not as slow.
+bool StoppedInWindow(const DetectorInput& in, const PodStats& recent,
+                     const StragglerSettings& s, const DiagnosisSettings& all) {
+  const size_t intervals = std::max<size_t>(all.window_samples, 2) - 1;
+  const double interval = recent.span_seconds / static_cast<double>(intervals);
+  const double within =
+      interval * static_cast<double>(std::max<size_t>(s.window_samples, 2) - 1);
+  const auto& pods = in.baseline.get().pods;
+  auto it = pods.find(PodKey(recent.meta.namespace_name, recent.meta.pod));
+  return it != pods.end() &&
+         StoppedRecently(it->second, StopLine(it->second, interval, all.stall),
+                         within);
+}
+
 }  // namespace
 
 void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
@@ -278,6 +294,7 @@ void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
       const bool local = it != in.recent.pods.end();
       // A remote worker (PS side) has no local samples: no causes to show.
       if (!local && !from_ps_side) continue;
+      if (local && StoppedInWindow(in, it->second, s, all)) continue;
       PodStats remote;
       if (!local) remote.meta = RemoteWorkerMeta(key, job);
       const PodStats& pod = local ? it->second : remote;

@@ -6,6 +6,8 @@
 #include <span>
 #include <string_view>
 
+#include "diagnosis/exchange_quiet.h"
+
 namespace trainscope::diagnosis {
 namespace {
 
@@ -53,10 +55,12 @@ std::optional<double> RateOf(const Increase& inc) {
   return inc.amount / inc.seconds;
 }
 
-// Every peer's receive and transmit rates in one pass over the points. A PS
-// has a peer per worker and its peer set rarely changes between points, so
-// each point's (sorted) peers are merged into a sorted list: one comparison
-// per point and peer instead of a tree lookup.
+}  // namespace
+
+// One pass over the points. A PS has a peer per worker and its peer set
+// rarely changes between points, so each point's (sorted) peers are merged
+// into a sorted list: one comparison per point and peer instead of a tree
+// lookup.
 std::map<std::string, PeerCounters> PeerRates(Points points) {
   struct Trackers {
     std::string_view peer;
@@ -96,6 +100,8 @@ std::map<std::string, PeerCounters> PeerRates(Points points) {
   }
   return rates;
 }
+
+namespace {
 
 // The points with range.from <= t <= range.to (points are oldest first).
 template <typename T>
@@ -143,6 +149,25 @@ std::optional<double> CounterIncrease(std::span<const PodPoint> points,
   Increase inc = SumIncreases(points, field);
   if (!inc.any) return std::nullopt;
   return inc.amount;
+}
+
+std::map<unsigned, GpuXidStats> GpuXidRises(std::span<const PodPoint> points) {
+  std::map<unsigned, GpuXidStats> rises;
+  std::map<unsigned, const GpuXidPoint*> previous;  // per GPU, its last point
+  for (const auto& p : points) {
+    for (const auto& [gpu, now] : p.gpu_xids) {
+      const GpuXidPoint*& before = previous[gpu];
+      if (before != nullptr && now.errors > before->errors) {
+        GpuXidStats& r = rises[gpu];
+        r.uuid = now.uuid;
+        r.errors += now.errors - before->errors;
+        r.last_xid = now.last_xid.value_or(0);
+        r.last_rise_t = p.t;
+      }
+      before = &now;
+    }
+  }
+  return rises;
 }
 
 std::optional<double> GaugeMean(std::span<const PodPoint> points,
@@ -204,6 +229,7 @@ PodStats StatsOfPod(const PodTimeline& timeline, Points pts,
         NodeRate(nics, &NodePoint::transmit_bytes);
   }
   s.gpu_utilization_ratio = GaugeMean(pts, &PodPoint::gpu_utilization_ratio);
+  s.gpu_xids = GpuXidRises(pts);
   s.steps_per_second = GaugeMean(pts, &PodPoint::steps_per_second);
   s.restarts = GaugeLast(pts, &PodPoint::restarts);
   s.restarts_increase = CounterIncrease(pts, &PodPoint::restarts);
@@ -213,6 +239,7 @@ PodStats StatsOfPod(const PodTimeline& timeline, Points pts,
   }
   for (const auto& p : pts) s.gpus = std::max(s.gpus, p.gpus);
   s.peer_rates = PeerRates(pts);
+  s.quiet = QuietTailOf(pts);
   return s;
 }
 

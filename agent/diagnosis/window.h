@@ -30,6 +30,65 @@ struct PeerCounters {
   bool operator==(const PeerCounters&) const = default;
 };
 
+// The share of a quiet tail's points at which the pod had a process in each
+// scheduler state (0..1).
+struct StateShares {
+  double running = 0;
+  double sleeping = 0;
+  double disk_sleep = 0;
+  double stopped = 0;
+  double zombie = 0;
+  // Points with every state read as 0: no process left in the pod.
+  double none = 0;
+  size_t points = 0;  // tail points with states read
+};
+
+struct ProcessCounts {
+  unsigned running = 0;
+  unsigned sleeping = 0;
+  unsigned disk_sleep = 0;
+  unsigned stopped = 0;
+  unsigned zombie = 0;
+};
+
+// How long a pod has gone without exchanging a step's worth with its peers
+// (training_stalled), and what it did meanwhile.
+struct QuietTail {
+  // The end of its newest interval with an exchange above the quiet line.
+  double since_t = 0;
+  double seconds = 0;  // from since_t to the pod's newest point
+  // Its fullest interval's exchange rate with its peers (bytes/s).
+  double reference_bytes_per_second = 0;
+  // False when no interval of the range exchanged above the line: the tail
+  // is the whole range and since_t its start, unless the node view's
+  // memory (ExchangeMemory) knows the last exchange from before the range.
+  bool anchored = true;
+  // The longest quiet run between two exchanging intervals before this one
+  // (seconds): a job's natural pauses.
+  double longest_earlier_quiet_s = 0;
+  // The newest of those runs: how long, and when it ended.
+  double last_run_s = 0;
+  double last_run_end_t = 0;
+  // Over the tail (empty or 0 with fewer than two points in it).
+  std::optional<double> cpu_cores;
+  std::optional<double> io_write_bytes_per_second;
+  std::map<std::string, PeerCounters> peer_rates;
+  StateShares states;
+  // The newest tail point's process counts (empty when it had none read).
+  std::optional<ProcessCounts> newest_processes;
+};
+
+// One GPU a pod holds, at one instant: the GPU's Xid counter (errors the
+// driver reported since the agent began watching the GPU, whichever pod
+// used it) and the code of its latest Xid.
+struct GpuXidPoint {
+  std::string uuid;  // empty where the source does not say
+  double errors = 0;
+  std::optional<double> last_xid;
+
+  bool operator==(const GpuXidPoint&) const = default;
+};
+
 // One pod at one instant. Counters are cumulative as read; empty = not read.
 struct PodPoint {
   double t = 0;  // seconds, any epoch shared by the whole window
@@ -44,6 +103,7 @@ struct PodPoint {
   std::optional<double> memory_limit_bytes;        // gauge
   std::optional<double> oom_events;
   std::optional<double> io_read_bytes;
+  std::optional<double> io_write_bytes;
   std::optional<double> io_pressure_some_seconds;
   std::optional<double> memory_pressure_some_seconds;
   std::optional<double> cpu_pressure_some_seconds;
@@ -51,12 +111,20 @@ struct PodPoint {
   std::optional<double> network_transmit_bytes;
   std::optional<double> gpu_utilization_ratio;  // gauge, mean over its GPUs
   unsigned gpus = 0;
+  // The GPUs it holds whose Xid counter is read, by NVML index (gpu_error).
+  std::map<unsigned, GpuXidPoint> gpu_xids;
   // Gauge: training steps per second from its exchange period (workers).
   std::optional<double> steps_per_second;
   // Counter: the kubelet's restarts of the pod's containers, summed.
   std::optional<double> restarts;
   // 1 while a container waits in CrashLoopBackOff (absent otherwise).
   std::optional<double> crash_looping;
+  // Gauges: the pod's processes by scheduler state (trainscope_pod_processes).
+  std::optional<double> processes_running;
+  std::optional<double> processes_sleeping;
+  std::optional<double> processes_disk_sleep;
+  std::optional<double> processes_stopped;
+  std::optional<double> processes_zombie;
   std::map<std::string, PeerCounters> peers;  // by "namespace/pod"
 
   bool operator==(const PodPoint&) const = default;
@@ -129,6 +197,21 @@ struct Window {
 
 std::string PodKey(const std::string& namespace_name, const std::string& pod);
 
+// The Xid errors of one GPU a pod held, over a range.
+struct GpuXidStats {
+  std::string uuid;
+  double errors = 0;       // the counter's increase while the pod held the GPU
+  double last_xid = 0;     // the code at the newest rise (0: not read)
+  double last_rise_t = 0;  // the newest point whose counter rose
+};
+
+// Per GPU, the rises of its Xid counter from each point of the pod that
+// holds it to the next that does (a pod whose process died with the fault
+// holds it again once it restarts). A counter that went down (the driver
+// reloaded, the agent restarted) starts again and counts nothing for that
+// interval. GPUs whose counter never rose are left out.
+std::map<unsigned, GpuXidStats> GpuXidRises(std::span<const PodPoint> points);
+
 // Rates and levels of one pod over a window. Empty where the window holds
 // fewer than two usable points of the input.
 struct PodStats {
@@ -154,11 +237,16 @@ struct PodStats {
   std::optional<double> node_transmit_bytes_per_second;
   std::optional<double> gpu_utilization_ratio;  // mean
   unsigned gpus = 0;
+  // By NVML index: the GPUs it held whose Xid counter rose in the range.
+  std::map<unsigned, GpuXidStats> gpu_xids;
   std::optional<double> steps_per_second;   // mean
   std::optional<double> restarts;           // last
   std::optional<double> restarts_increase;  // over the window
   bool crash_looping = false;               // at the newest instant
   double newest_t = 0;  // the newest instant of the pod's points
+  // Since its last exchange of a step's worth with its peers
+  // (exchange_quiet.h); empty when it never showed one in the range.
+  std::optional<QuietTail> quiet;
   std::map<std::string, PeerCounters> peer_rates;  // bytes/s by peer
 };
 
@@ -190,6 +278,9 @@ std::optional<double> GaugeMean(std::span<const PodPoint> points,
                                 std::optional<double> PodPoint::*field);
 std::optional<double> GaugeLast(std::span<const PodPoint> points,
                                 std::optional<double> PodPoint::*field);
+// Every peer's rates over the points (bytes/s; exchange and wait seconds
+// per second).
+std::map<std::string, PeerCounters> PeerRates(std::span<const PodPoint> points);
 
 // Instants from <= t <= to, both included.
 struct TimeRange {

@@ -56,13 +56,23 @@ std::vector<GroupFrame> GroupsOf(const JobView& job,
 
 double BusyOf(const PodView& p) { return p.bytes_per_second.value_or(0); }
 
-// Which pods keep a box of their own when a role is summarised: the
-// diagnosed ones first, then the busiest, up to `keep`.
+// The suspect rank of a stalled job: the one box a summary must never fold.
+bool StallSuspect(const PodView& p) {
+  return std::any_of(p.marks.begin(), p.marks.end(), [](const PodMark& m) {
+    return m.kind == diagnosis::kTrainingStalled;
+  });
+}
+
+// Which pods keep a box of their own when a role is summarised: a stalled
+// job's suspect, then the other diagnosed ones, then the busiest, up to
+// `keep`.
 std::vector<bool> Kept(const std::vector<PodView>& pods, size_t keep,
                        bool busiest_too) {
   std::vector<size_t> order(pods.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const bool sa = StallSuspect(pods[a]), sb = StallSuspect(pods[b]);
+    if (sa != sb) return sa;
     const bool ma = !pods[a].marks.empty(), mb = !pods[b].marks.empty();
     if (ma != mb) return ma;
     return BusyOf(pods[a]) > BusyOf(pods[b]);

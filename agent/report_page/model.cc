@@ -65,17 +65,53 @@ int SeverityRank(const std::string& s) {
   return s == "critical" ? 0 : s == "warning" ? 1 : 2;
 }
 
+RankView RankOf(const json& r) {
+  RankView v;
+  v.pod = Str(r, "pod");
+  v.node = Str(r, "node");
+  v.role = Str(r, "role");
+  v.state = Str(r, "state");
+  v.processes = ProcessCounts(Field(r, "processes"));
+  v.cpu_cores = Num(Field(r, "cpu_cores"));
+  v.quiet_seconds = Num(Field(r, "quiet_seconds"));
+  v.transmit_bytes_per_second = Num(Field(r, "transmit_bytes_per_second"));
+  v.receive_bytes_per_second = Num(Field(r, "receive_bytes_per_second"));
+  const json& suspect = Field(r, "suspect");
+  v.suspect = suspect.is_boolean() && suspect.get<bool>();
+  v.unanswered_peer = Str(r, "unanswered_peer");
+  return v;
+}
+
 DiagnosisView DiagnosisOf(const json& d) {
-  DiagnosisView v{Str(d, "kind"),      Str(d, "severity"),
-                  Str(d, "namespace"), Str(d, "training_job"),
-                  Str(d, "pod"),       Str(d, "node"),
-                  Str(d, "since"),     Str(d, "summary"),
-                  json::object(),      {}};
+  DiagnosisView v{Str(d, "kind"),
+                  Str(d, "severity"),
+                  Str(d, "namespace"),
+                  Str(d, "training_job"),
+                  Str(d, "pod"),
+                  Str(d, "node"),
+                  Str(d, "since"),
+                  Str(d, "summary"),
+                  json::object(),
+                  {},
+                  {}};
   if (const json& e = Field(d, "evidence"); e.is_object()) v.evidence = e;
   for (const auto& r : Field(d, "recommendations")) {
     if (r.is_string()) v.recommendations.push_back(r.get<std::string>());
   }
+  if (const json& ranks = Field(v.evidence, "ranks");
+      v.Stalled() && ranks.is_array()) {
+    for (const auto& r : ranks) {
+      if (r.is_object()) v.ranks.push_back(RankOf(r));
+    }
+  }
   return v;
+}
+
+// A stopped job loses all its time: its stall leads, whatever the severity
+// of the others (the agent's report order, SortByExpectedGain).
+bool ShownBefore(const DiagnosisView& a, const DiagnosisView& b) {
+  if (a.Stalled() != b.Stalled()) return a.Stalled();
+  return SeverityRank(a.severity) < SeverityRank(b.severity);
 }
 
 // Pod names of a job from every field that names them.
@@ -167,12 +203,28 @@ JobView JobOf(const json& job) {
   return v;
 }
 
+// A diagnosis that names a job but no pod (a whole job stalled with no
+// rank to blame) belongs to that job's section.
+bool MarkJob(ReportModel& m, size_t i) {
+  const DiagnosisView& d = m.diagnoses[i];
+  if (d.training_job.empty()) return false;
+  for (auto& job : m.jobs) {
+    if (job.namespace_name != d.namespace_name ||
+        job.training_job != d.training_job)
+      continue;
+    job.diagnoses.push_back(i);
+    return true;
+  }
+  return false;
+}
+
 void MarkPods(ReportModel& m) {
   for (size_t i = 0; i < m.diagnoses.size(); ++i) {
     const DiagnosisView& d = m.diagnoses[i];
     if (d.pod.empty()) {
       if (!d.node.empty())
         m.node_marks.push_back({d.node, {d.kind, d.severity}});
+      MarkJob(m, i);
       continue;
     }
     for (auto& job : m.jobs) {
@@ -194,7 +246,37 @@ void MarkPods(ReportModel& m) {
   }
 }
 
+// Stalled jobs are drawn first, in the order of their stalls.
+void MarkStalledJobs(ReportModel& m) {
+  for (auto& job : m.jobs) {
+    for (size_t i : job.diagnoses) job.stalled |= m.diagnoses[i].Stalled();
+  }
+  std::stable_sort(m.jobs.begin(), m.jobs.end(),
+                   [](const JobView& a, const JobView& b) {
+                     if (a.stalled != b.stalled) return a.stalled;
+                     if (!a.stalled) return false;
+                     return a.diagnoses.front() < b.diagnoses.front();
+                   });
+}
+
 }  // namespace
+
+std::string ProcessCounts(const json& p) {
+  static constexpr std::pair<const char*, char> kStates[] = {
+      {"running", 'R'},
+      {"sleeping", 'S'},
+      {"disk_sleep", 'D'},
+      {"stopped", 'T'},
+      {"zombie", 'Z'}};
+  std::string out;
+  for (const auto& [key, letter] : kStates) {
+    const json& n = Field(p, key);
+    if (!n.is_number_integer() || n.get<long long>() <= 0) continue;
+    if (!out.empty()) out += ' ';
+    out += std::to_string(n.get<long long>()) + letter;
+  }
+  return out;
+}
 
 ReportModel ModelOf(const json& report) {
   ReportModel m;
@@ -204,14 +286,12 @@ ReportModel ModelOf(const json& report) {
   for (const auto& d : Field(report, "diagnoses")) {
     if (d.is_object()) m.diagnoses.push_back(DiagnosisOf(d));
   }
-  std::stable_sort(m.diagnoses.begin(), m.diagnoses.end(),
-                   [](const DiagnosisView& a, const DiagnosisView& b) {
-                     return SeverityRank(a.severity) < SeverityRank(b.severity);
-                   });
+  std::stable_sort(m.diagnoses.begin(), m.diagnoses.end(), ShownBefore);
   for (const auto& job : Field(report, "jobs")) {
     if (job.is_object()) m.jobs.push_back(JobOf(job));
   }
   MarkPods(m);
+  MarkStalledJobs(m);
   return m;
 }
 
@@ -233,6 +313,8 @@ std::string KindTag(const std::string& kind) {
       {"allreduce_straggler", "SLOW"},
       {"allreduce_slow_link", "LINK"},
       {"pod_restarting", "RST"},
+      {"gpu_error", "XID"},
+      {std::string(diagnosis::kTrainingStalled), "STOP"},
   };
   auto it = tags.find(kind);
   return it != tags.end() ? it->second : "!";

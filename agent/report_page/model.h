@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+// The kind names only (header-only constants; the page needs no detector).
+#include "diagnosis/diagnosis.h"
+
 namespace trainscope::page {
 
 // What the page shows, read from the report JSON (DESIGN.md's
@@ -51,6 +54,19 @@ struct JobView {
   };
   std::optional<Headroom> headroom;
   std::vector<size_t> diagnoses;  // indexes into ReportModel::diagnoses
+  bool stalled = false;           // a training_stalled diagnosis names it
+};
+
+// One rank of a stalled job (a training_stalled diagnosis's
+// evidence.ranks): what it does while the job makes no step.
+struct RankView {
+  std::string pod, node, role;
+  std::string state;      // R S D T Z or "-" (the dominant process state)
+  std::string processes;  // "1R 2S": processes per state
+  std::optional<double> cpu_cores, quiet_seconds;
+  std::optional<double> transmit_bytes_per_second, receive_bytes_per_second;
+  bool suspect = false;
+  std::string unanswered_peer;  // "ns/pod" it waits on, or ""
 };
 
 struct DiagnosisView {
@@ -58,6 +74,8 @@ struct DiagnosisView {
       summary;
   nlohmann::json evidence;  // object (may be empty)
   std::vector<std::string> recommendations;
+  std::vector<RankView> ranks;  // training_stalled only
+  bool Stalled() const { return kind == diagnosis::kTrainingStalled; }
 };
 
 struct ReportModel {
@@ -65,7 +83,9 @@ struct ReportModel {
   std::string generated_at;
   std::string source;  // e.g. the Prometheus URL of a cluster view
   std::vector<JobView> jobs;
-  std::vector<DiagnosisView> diagnoses;  // critical first, then warning, info
+  // Stalled jobs first (training_stalled: critical, then warning), then the
+  // others, critical first, then warning, info.
+  std::vector<DiagnosisView> diagnoses;
   // Nodes named by node-level diagnoses (e.g. a saturated uplink).
   std::vector<std::pair<std::string, PodMark>> node_marks;
 };
@@ -75,6 +95,10 @@ ReportModel ModelOf(const nlohmann::json& report);
 // "critical", "warning" or "info" (anything else): for CSS classes and
 // colours, so a severity string never reaches markup unchecked.
 std::string SeverityClass(const std::string& severity);
+
+// A rank's processes per state ({"running":1,"sleeping":2,...}) in /proc's
+// state letters: "1R 2S"; "" when none (or not numbers).
+std::string ProcessCounts(const nlohmann::json& processes);
 
 // A short tag for a diagnosis kind, drawn on the pod ("HOT", "SLOW", ...).
 std::string KindTag(const std::string& kind);

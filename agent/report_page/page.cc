@@ -8,6 +8,7 @@
 #include "report_page/escape.h"
 #include "report_page/layout.h"
 #include "report_page/model.h"
+#include "report_page/rank_table.h"
 #include "report_page/svg.h"
 
 namespace trainscope::page {
@@ -61,6 +62,16 @@ table.evidence{border-collapse:collapse;font-size:12px;margin:4px 0;width:100%}
 table.evidence th{text-align:left;font-weight:500;color:var(--muted);padding:1px 8px 1px 0;vertical-align:top;white-space:nowrap}
 table.evidence td{font-family:ui-monospace,"DejaVu Sans Mono",monospace;padding:1px 0;overflow-wrap:anywhere;white-space:pre-line}
 .diag ul{margin:4px 0 0 18px;padding:0}
+section.stalled{margin:8px 0 14px;padding:8px 12px;border:2px solid var(--crit);border-radius:4px;background:#fdecee}
+section.stalled h2{font-size:17px;margin:0 0 6px;color:var(--crit)}
+section.stalled .diag{background:#fff}
+table.ranks{border-collapse:collapse;font-size:12px;margin:6px 0;width:100%}
+table.ranks th{text-align:left;font-weight:600;color:var(--muted);border-bottom:1px solid var(--line);padding:2px 10px 2px 4px;white-space:nowrap}
+table.ranks td{font-family:ui-monospace,"DejaVu Sans Mono",monospace;padding:2px 10px 2px 4px;overflow-wrap:anywhere;border-bottom:1px solid #eef1f4}
+table.ranks td.num{text-align:right;white-space:nowrap}
+table.ranks td.mark{font-family:inherit;font-weight:700;color:var(--crit)}
+table.ranks tr.suspect td{background:#ffd9de;font-weight:700}
+table.ranks tr.suspect td.mark{box-shadow:inset 4px 0 0 var(--crit)}
 .legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px;color:var(--muted);margin:6px 0}
 .legend span::before{content:"";display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-2px;border:1px solid #5b6b7b;border-radius:2px;background:var(--c)}
 .none{color:var(--muted)}
@@ -121,10 +132,19 @@ std::string EvidenceValue(const std::string& key, const nlohmann::json& v) {
   return out;
 }
 
-void Diagnosis(std::string& out, const DiagnosisView& d) {
+// A stall's per-rank table is drawn once, in the banner at the top; the
+// stalled job's own section refers to it.
+enum class Detail { kFull, kReferToBanner };
+
+void Diagnosis(std::string& out, const DiagnosisView& d,
+               Detail detail = Detail::kFull) {
+  // A job-wide stall (no rank to blame) is about its job.
+  const bool job_wide = d.pod.empty() && !d.training_job.empty() &&
+                        (d.node.empty() || d.Stalled());
   const std::string where =
-      d.pod.empty() ? (d.node.empty() ? d.namespace_name : "node " + d.node)
-                    : d.namespace_name + "/" + d.pod;
+      job_wide        ? "job " + d.namespace_name + "/" + d.training_job
+      : d.pod.empty() ? (d.node.empty() ? d.namespace_name : "node " + d.node)
+                      : d.namespace_name + "/" + d.pod;
   out += fmt::format(
       "<article class=\"diag sev-{0}\" data-kind=\"{1}\" data-pod=\"{2}\">"
       "<h3><span class=\"sev\">{0}</span><span class=\"kind\">{1}</span> "
@@ -134,9 +154,17 @@ void Diagnosis(std::string& out, const DiagnosisView& d) {
     out += "<div class=\"since\">since " + Escape(d.since) + "</div>";
   }
   out += "<p class=\"summary\">" + Escape(d.summary) + "</p>";
+  if (detail == Detail::kReferToBanner) {
+    out +=
+        "<p class=\"none\">Every rank's state: <a href=\"#stalled\">at the "
+        "top of the page</a>.</p></article>";
+    return;
+  }
+  out += RankTable(d);
   if (!d.evidence.empty()) {
     out += "<table class=\"evidence\"><tbody>";
     for (const auto& [key, value] : d.evidence.items()) {
+      if (key == "ranks" && !d.ranks.empty()) continue;  // the table above
       out += "<tr><th>" + Escape(key) + "</th><td>" +
              Escape(EvidenceValue(key, value)) + "</td></tr>";
     }
@@ -214,7 +242,10 @@ void Job(std::string& out, const ReportModel& m, const JobView& job) {
   if (job.diagnoses.empty()) {
     out += "<p class=\"none\">No active diagnosis for this job.</p>";
   }
-  for (size_t i : job.diagnoses) Diagnosis(out, m.diagnoses[i]);
+  for (size_t i : job.diagnoses) {
+    const DiagnosisView& d = m.diagnoses[i];
+    Diagnosis(out, d, d.Stalled() ? Detail::kReferToBanner : Detail::kFull);
+  }
   out += "</div></div></section>";
 }
 
@@ -279,6 +310,17 @@ void Overview(std::string& out, const ReportModel& m) {
   }
 }
 
+// Stalled jobs above everything else: a stopped job loses all its time.
+void StalledBanner(std::string& out, const ReportModel& m) {
+  std::string stalls;
+  for (const auto& d : m.diagnoses) {
+    if (d.Stalled()) Diagnosis(stalls, d);
+  }
+  if (stalls.empty()) return;
+  out += "<section class=\"stalled\" id=\"stalled\"><h2>Training stalled</h2>" +
+         stalls + "</section>";
+}
+
 }  // namespace
 
 std::string RenderReportPage(const nlohmann::json& report,
@@ -289,6 +331,7 @@ std::string RenderReportPage(const nlohmann::json& report,
   Header(out, m, options);
   out += "<main>";
   Overview(out, m);
+  StalledBanner(out, m);
   Legend(out);
   if (m.jobs.empty()) {
     out += "<p class=\"none\">No training pods recognised.</p>";
@@ -301,7 +344,8 @@ std::string RenderReportPage(const nlohmann::json& report,
   }
   std::string rest;
   for (size_t i = 0; i < m.diagnoses.size(); ++i) {
-    if (!shown[i]) Diagnosis(rest, m.diagnoses[i]);
+    // Stalls are all in the banner already.
+    if (!shown[i] && !m.diagnoses[i].Stalled()) Diagnosis(rest, m.diagnoses[i]);
   }
   if (!rest.empty()) {
     out += "<section class=\"other\"><h2>Other diagnoses</h2>" + rest +

@@ -219,8 +219,39 @@ void Cgroups::SetMemoryLimit(const SimPod& pod, std::optional<uint64_t> bytes) {
   }
 }
 
+uint64_t Cgroups::OomKills(const SimPod& pod) const {
+  uint64_t kills = 0;
+  for (const Hierarchy& h : hierarchies_) {
+    if (!Has(h, "memory")) continue;
+    // v2 counts a child's kills in its parents' memory.events too: the
+    // container dir's alone, so a kill is not counted twice.
+    std::vector<std::string> rels = {ContainerCgroupPath(pod)};
+    if (!h.v2) rels.push_back(PodCgroupPath(pod));
+    for (const std::string& rel : rels) {
+      std::ifstream in(h.root + "/" + rel +
+                       (h.v2 ? "/memory.events" : "/memory.oom_control"));
+      std::string key;
+      uint64_t value = 0;
+      while (in >> key >> value)
+        if (key == "oom_kill") kills += value;
+    }
+  }
+  return kills;
+}
+
 void Cgroups::SetReadBps(const SimPod& pod, const std::string& dev,
                          uint64_t bytes_per_s) {
+  SetIoBps(pod, dev, bytes_per_s, "read", "rbps");
+}
+
+void Cgroups::SetWriteBps(const SimPod& pod, const std::string& dev,
+                          uint64_t bytes_per_s) {
+  SetIoBps(pod, dev, bytes_per_s, "write", "wbps");
+}
+
+void Cgroups::SetIoBps(const SimPod& pod, const std::string& dev,
+                       uint64_t bytes_per_s, const std::string& v1_direction,
+                       const std::string& v2_key) {
   for (const Hierarchy& h : hierarchies_) {
     const bool v1 = !h.v2 && Has(h, "blkio");
     if (!v1 && !(h.v2 && Has(h, "io"))) continue;
@@ -228,10 +259,11 @@ void Cgroups::SetReadBps(const SimPod& pod, const std::string& dev,
          {PodCgroupPath(pod), ContainerCgroupPath(pod)}) {
       const std::string d = h.root + "/" + rel;
       if (v1)
-        WriteFile(d + "/blkio.throttle.read_bps_device",
+        WriteFile(d + "/blkio.throttle." + v1_direction + "_bps_device",
                   dev + " " + std::to_string(bytes_per_s));
       else
-        WriteFile(d + "/io.max", dev + " rbps=" + std::to_string(bytes_per_s));
+        WriteFile(d + "/io.max",
+                  dev + " " + v2_key + "=" + std::to_string(bytes_per_s));
     }
   }
 }
@@ -310,8 +342,13 @@ std::vector<std::string> RemoveRunCgroups(
       if (e.is_directory()) dirs.push_back(e.path().string());
     dirs.push_back(pod);
   }
+  // SIGCONT first: a hang fault's stopped process must not outlive the run
+  // stopped, whatever ends it.
   for (const std::string& d : dirs)
-    for (pid_t pid : Procs(d)) kill(pid, SIGKILL);
+    for (pid_t pid : Procs(d)) {
+      kill(pid, SIGCONT);
+      kill(pid, SIGKILL);
+    }
   std::vector<std::string> left;
   for (const std::string& d : dirs) {
     bool removed = false;

@@ -41,12 +41,23 @@ class Cgroups {
   // is also what makes this kernel account a cgroup's reads.
   void SetReadBps(const SimPod& pod, const std::string& dev,
                   uint64_t bytes_per_s);
+  // The same for writes (v1 blkio.throttle.write_bps_device, v2 io.max
+  // wbps): a checkpoint fault's disk. v1 throttles direct IO only.
+  void SetWriteBps(const SimPod& pod, const std::string& dev,
+                   uint64_t bytes_per_s);
+  // The kernel's OOM kills in the pod's memory cgroups (pod and container
+  // dirs summed): v2 memory.events oom_kill, v1 memory.oom_control
+  // oom_kill. The oom fault compares it before and after the pod died.
+  uint64_t OomKills(const SimPod& pod) const;
   // The container directories a process of the pod must join.
   std::vector<std::string> ContainerDirs(const SimPod& pod) const;
 
   const std::vector<Hierarchy>& hierarchies() const { return hierarchies_; }
 
  private:
+  // blkio.throttle.<v1_direction>_bps_device (v1) or io.max <v2_key> (v2).
+  void SetIoBps(const SimPod& pod, const std::string& dev, uint64_t bytes_per_s,
+                const std::string& v1_direction, const std::string& v2_key);
   std::vector<Hierarchy> hierarchies_;
 };
 

@@ -12,6 +12,7 @@
 
 #include "cgroups.h"
 #include "cluster.h"
+#include "hungfs.h"
 #include "layout.h"
 #include "netns.h"
 #include "node.h"
@@ -41,6 +42,10 @@ std::vector<std::string> CleanupRun(const std::string& run_id,
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (kill(pid, 0) == 0) kill(pid, SIGKILL);
   }
+  // A blocked_io fault's hung mount first: its readers (state D) must be
+  // free before their cgroups can empty, and the run dir holding it go.
+  for (const std::string& l : ReleaseHungMounts(RunDir(run_id)))
+    left.push_back(l);
   for (const std::string& l : RemoveRunCgroups(DetectHierarchies(), run_id))
     left.push_back("cgroup " + l);
   for (const std::string& l : RemoveRunNetwork(run_id)) left.push_back(l);

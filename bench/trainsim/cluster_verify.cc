@@ -58,10 +58,28 @@ bool Holds(const std::string& kind, const Job& job, const Holding& h) {
   return h.pods == total;
 }
 
+// A job-level diagnosis (expect[].job) judges the whole job: a node view
+// must name it only where that node holds every pod of the job.
+std::vector<std::string> NodesHoldingJob(const Layout& layout,
+                                         const Expectation& e) {
+  std::vector<int> held(layout.nodes.size(), 0);
+  int total = 0;
+  for (const SimPod& p : layout.pods) {
+    if (p.job->namespace_name + "/" + p.job->name != e.job) continue;
+    ++total;
+    if (p.node >= 0 && p.node < static_cast<int>(held.size())) ++held[p.node];
+  }
+  std::vector<std::string> out;
+  for (size_t n = 0; n < held.size(); ++n)
+    if (total > 0 && held[n] == total) out.push_back(layout.nodes[n].name);
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> NodesThatMustName(const Layout& layout,
                                            const Expectation& e) {
+  if (!e.job.empty()) return NodesHoldingJob(layout, e);
   if (e.pod.empty()) return {e.node};
   const SimPod* pod = layout.Find(e.pod);
   if (!pod || pod->node < 0 ||
@@ -150,7 +168,7 @@ ojson ClusterVerify::ResultJson() const {
   const VerifyTracker& any = *views_.at(kClusterView);
   for (size_t i = 0; i < scenario_.expect.size(); ++i) {
     const Expectation& e = scenario_.expect[i];
-    ojson entry = EntryJson(e.kind, e.pod, e.node);
+    ojson entry = EntryJson(e.kind, e.pod, e.node, e.job);
     if (auto at = SeenByAll(i)) {
       entry["after_s"] = any.AfterS(e, *at);
       entry["required_views"] = required_[i];

@@ -24,18 +24,42 @@ std::string BandwidthQuantity(double mbit) {
                           : std::to_string(kbit) + "k";
 }
 
-FaultScheduler::FaultScheduler(SimNode& node) : node_(node) {
-  for (const Fault& f : node.scenario().faults) due_.push_back(f.start_s);
+FaultScheduler::FaultScheduler(SimNode& node) : node_(node), hangs_(node) {
+  for (const Fault& f : node.scenario().faults) {
+    due_.push_back(f.start_s);
+    ends_.push_back(f.duration_s > 0 ? f.start_s + f.duration_s
+                                     : std::numeric_limits<double>::infinity());
+  }
 }
 
 void FaultScheduler::Tick(double elapsed_s) {
   const auto& faults = node_.scenario().faults;
   for (size_t i = 0; i < faults.size(); ++i) {
+    if (ends_[i] <= elapsed_s && due_[i] > elapsed_s) {
+      ends_[i] = std::numeric_limits<double>::infinity();
+      try {
+        hangs_.End(i);
+      } catch (const std::exception& e) {
+        spdlog::error("[trainsim] ending fault {} on {} failed: {}",
+                      FaultKindName(faults[i].kind), faults[i].pod, e.what());
+      }
+    }
     if (due_[i] > elapsed_s) continue;
     due_[i] = faults[i].every_s > 0 ? due_[i] + faults[i].every_s
                                     : std::numeric_limits<double>::infinity();
     try {
-      Apply(faults[i]);
+      if (faults[i].kind == FaultKind::kHang ||
+          faults[i].kind == FaultKind::kCheckpoint) {
+        spdlog::info("[trainsim] fault {} {} on {} at {:.1f}s",
+                     FaultKindName(faults[i].kind),
+                     faults[i].kind == FaultKind::kHang
+                         ? std::string(HangModeName(faults[i].hang_mode))
+                         : std::to_string(faults[i].bytes) + " bytes",
+                     faults[i].pod, faults[i].start_s);
+        hangs_.Start(i, faults[i]);
+      } else {
+        Apply(faults[i]);
+      }
     } catch (const std::exception& e) {
       spdlog::error(
           "[trainsim] fault {} on {} failed: {}", FaultKindName(faults[i].kind),
@@ -48,7 +72,7 @@ double FaultScheduler::NextDue(double elapsed_s) const {
   double next = std::numeric_limits<double>::infinity();
   const auto& faults = node_.scenario().faults;
   for (size_t i = 0; i < faults.size(); ++i)
-    next = std::min(next, due_[i] - elapsed_s);
+    next = std::min({next, due_[i] - elapsed_s, ends_[i] - elapsed_s});
   return next;
 }
 
@@ -122,8 +146,19 @@ void FaultScheduler::Apply(const Fault& f) {
         spdlog::info("[trainsim] {} is down (backing off): crash skipped",
                      pod->name);
       break;
+    case FaultKind::kOom: {
+      // The fault's place in the list names its order, as a hang's does.
+      const long order_id =
+          static_cast<long>(&f - node_.scenario().faults.data()) + 1;
+      if (!node_.OomPod(*pod, order_id))
+        spdlog::info("[trainsim] {} is down (backing off): oom skipped",
+                     pod->name);
+      break;
+    }
     case FaultKind::kNodeBandwidthLimit:
-      break;  // handled above
+    case FaultKind::kHang:
+    case FaultKind::kCheckpoint:
+      break;  // handled above / by hangs_
   }
 }
 
@@ -136,6 +171,10 @@ nlohmann::json FakeNvmlConfig(
   nlohmann::json devices = nlohmann::json::array();
   for (const auto& [pod, pid, f] : gpus) {
     const int util = static_cast<int>(std::lround(f->utilization * 100));
+    // The fake delivers the Xids appended after the agent registered the
+    // GPU: a later gpu fault on a GPU the agent already watches raises it.
+    nlohmann::json xids = nlohmann::json::array();
+    if (f->xid > 0) xids.push_back(f->xid);
     devices.push_back({{"uuid", "GPU-" + pod->uid},
                        {"name", "NVIDIA A100-SXM4-40GB"},
                        {"utilization_gpu", util},
@@ -147,7 +186,7 @@ nlohmann::json FakeNvmlConfig(
                        {"sm_clock_mhz", 1410},
                        {"process_utilization_supported", true},
                        {"xid_supported", true},
-                       {"xid_events", nlohmann::json::array()},
+                       {"xid_events", xids},
                        {"processes",
                         {{{"pid", pid},
                           {"used_memory", f->memory_bytes},

@@ -9,20 +9,22 @@
 #include <tuple>
 #include <vector>
 
+#include "hang_faults.h"
 #include "node.h"
 
 namespace trainsim {
 
-// Applies a scenario's faults when their start_s comes. input_read is
-// carried out by the worker process itself (it reads the scenario); here it
-// is only logged.
+// Applies a scenario's faults when their start_s comes, and ends those with
+// a duration_s. input_read is carried out by the worker process itself (it
+// reads the scenario); here it is only logged.
 class FaultScheduler {
  public:
   explicit FaultScheduler(SimNode& node);
   // Applies every fault with start_s <= elapsed_s not applied yet. A fault
   // that fails is logged and skipped, not retried.
   void Tick(double elapsed_s);
-  // Seconds until the next pending fault (large when none).
+  // Seconds until the next pending fault (large when none; a fault's end
+  // counts).
   double NextDue(double elapsed_s) const;
 
  private:
@@ -33,6 +35,10 @@ class FaultScheduler {
   // When each fault is due next (seconds into the run; +inf once done: a
   // fault with every_s repeats).
   std::vector<double> due_;
+  // When each hang or checkpoint with a duration_s ends (+inf: with the
+  // run, or once ended).
+  std::vector<double> ends_;
+  HangFaults hangs_;  // ends whatever is still active when the run ends
   std::map<std::string, const Fault*> gpu_;  // pod -> its active gpu fault
 };
 

@@ -15,6 +15,7 @@
 
 #include "cleanup.h"
 #include "faults.h"
+#include "hungfs.h"
 #include "layout.h"
 #include "node.h"
 #include "placement.h"
@@ -187,11 +188,12 @@ struct PodArgs {
   std::vector<std::string> cgroups;
   int threads = 1;
   uint64_t bytes = 0;
+  std::string mountpoint;  // __hungfs
 };
 
 struct Commands {
   CLI::App *run, *verify, *whatif, *scaling, *up, *down, *cleanup, *validate;
-  CLI::App *pod, *hog, *memfill;
+  CLI::App *pod, *hog, *memfill, *hungfs;
 };
 
 void AddRunFlags(CLI::App* cmd, RunOptions& ro, bool needs_agent_default) {
@@ -337,6 +339,9 @@ void AddPodCommands(CLI::App& app, PodArgs& a, Commands& c) {
   c.memfill = app.add_subcommand("__memfill");
   add_pod_flags(c.memfill);
   c.memfill->add_option("--bytes", a.bytes)->required();
+  // The blocked_io fault's hung file system; runs on the host, not in a pod.
+  c.hungfs = app.add_subcommand("__hungfs");
+  c.hungfs->add_option("mountpoint", a.mountpoint)->required();
 }
 
 int RunPodCommand(const Commands& c, const PodArgs& a) {
@@ -397,6 +402,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(log_level));
   try {
+    if (*commands.hungfs) return RunHungFs(pod.mountpoint);
     if (*commands.pod || *commands.hog || *commands.memfill) {
       return RunPodCommand(commands, pod);
     }

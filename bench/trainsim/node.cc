@@ -15,6 +15,8 @@
 #include "cluster.h"
 #include "crash_signal.h"
 #include "fabric.h"
+#include "fault_gate.h"
+#include "hang_faults.h"
 #include "netns.h"
 
 namespace trainsim {
@@ -187,8 +189,39 @@ bool SimNode::CrashPod(const SimPod& pod, int exit_code) {
     throw std::runtime_error("no running process to crash");
   if (!SendCrash(it->second.pid(), exit_code))
     throw std::runtime_error("sigqueue: " + std::string(std::strerror(errno)));
-  restarts_[pod.name] = PendingRestart{};
+  restarts_[pod.name] =
+      PendingRestart{.oom_kills_before = cgroups_->OomKills(pod)};
   return true;
+}
+
+bool SimNode::OomPod(const SimPod& pod, long order_id) {
+  if (restarts_.count(pod.name)) return false;  // down already
+  if (PodPid(pod.name) <= 0)
+    throw std::runtime_error("no running process to run out of memory");
+  const uint64_t limit = pod.resources.memory_limit_bytes.value_or(0);
+  if (limit == 0) throw std::runtime_error("the pod has no memory limit");
+  // Twice the limit: far past it, yet bounded should no limit be enforced.
+  const uint64_t cap = 2 * limit + (64ULL << 20);
+  restarts_[pod.name] = PendingRestart{
+      .oom_kills_before = cgroups_->OomKills(pod), .oom_order = true};
+  const std::string file = FaultFilePath(run_id(), pod.name);
+  fs::create_directories(fs::path(file).parent_path());
+  WriteFaultFile(file, {order_id, "oom", std::to_string(cap), ""});
+  return true;
+}
+
+void SimNode::RecordEnd(const SimPod* pod, const PendingRestart& pending,
+                        int status, ContainerRestarts& r) {
+  r.last_exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
+                     : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                           : 1;
+  r.last_reason = r.last_exit_code == 0 ? "Completed" : "Error";
+  // SIGKILL (a program pod exits with 128 + its program's signal, as a
+  // container does) while the cgroup's OOM kill count rose: the kernel's
+  // OOM killer, which the kubelet reports as OOMKilled, 137.
+  const bool sigkill = r.last_exit_code == 128 + SIGKILL;
+  if (pod && sigkill && cgroups_->OomKills(*pod) > pending.oom_kills_before)
+    r.last_reason = "OOMKilled";
 }
 
 void SimNode::TickRestarts() {
@@ -204,11 +237,9 @@ void SimNode::TickRestarts() {
         ++it;
         continue;
       }
-      const int status = process.status();
-      r.last_exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
-                         : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                               : 1;
-      r.last_reason = r.last_exit_code == 0 ? "Completed" : "Error";
+      // The restarted process must not find the order again.
+      if (pending.oom_order) RemoveFaultFile(FaultFilePath(run_id(), name));
+      RecordEnd(pod, pending, process.status(), r);
       r.last_started_at = pod_started_at_[name];
       r.last_finished_at = Rfc3339Now();
       ++r.count;
@@ -220,8 +251,8 @@ void SimNode::TickRestarts() {
               : std::min(300.0, 10.0 * (1 << std::min(r.count - 2, 5)));
       pending = {true, now + backoff};
       r.backing_off = backoff > 0;
-      spdlog::info("[trainsim] {} exited with {}; restart {} in {:.0f} s", name,
-                   r.last_exit_code, r.count, backoff);
+      spdlog::info("[trainsim] {} exited with {} ({}); restart {} in {:.0f} s",
+                   name, r.last_exit_code, r.last_reason, r.count, backoff);
       if (pod) UpdatePod(*pod);
     }
     if (now < pending.due_epoch_s) {
@@ -265,6 +296,11 @@ pid_t SimNode::PodPid(const std::string& pod) const {
 void SimNode::StopPods() {
   for (Subprocess& h : helpers_) h.Stop(std::chrono::seconds(2));
   helpers_.clear();
+  // Nothing may stay stopped (a sigstop fault): SIGCONT to every process
+  // of the pods first, else a stopped one would not take its SIGTERM.
+  if (cgroups_)
+    for (const SimPod& pod : layout_.pods)
+      SignalAll(PodProcesses(cgroups_->ContainerDirs(pod)), SIGCONT);
   // Signal all first so every end drains at the same time, then reap.
   for (auto& [name, p] : pods_)
     if (p.pid() > 0) kill(p.pid(), SIGTERM);

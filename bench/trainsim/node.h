@@ -76,6 +76,12 @@ class SimNode {
   // with it); TickRestarts then restarts it as the kubelet would.
   // False when the pod is down already (crashed, not yet restarted).
   bool CrashPod(const SimPod& pod, int exit_code);
+  // The oom fault: orders the pod's training thread (its fault file,
+  // `order_id`) to allocate past the pod's memory limit, so the kernel
+  // kills it; TickRestarts reaps and restarts it as after a crash, with
+  // reason OOMKilled when the pod's cgroup counted the kill. False when
+  // the pod is down already.
+  bool OomPod(const SimPod& pod, long order_id);
   // Reaps crashed pod processes, records their end in the pod's status
   // (restartCount, lastState.terminated) and restarts each after the
   // kubelet's back-off: at once the first time, then 10 s doubling up to
@@ -96,7 +102,13 @@ class SimNode {
   struct PendingRestart {
     bool reaped = false;
     double due_epoch_s = 0;
+    uint64_t oom_kills_before = 0;  // the pod cgroups' count when asked
+    bool oom_order = false;         // its fault file holds an oom order
   };
+  // lastState's reason and exit code for a process that ended with
+  // `status`, as the kubelet reports them.
+  void RecordEnd(const SimPod* pod, const PendingRestart& pending, int status,
+                 ContainerRestarts& r);
 
   Scenario scenario_;
   Layout layout_;

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "fault_gate.h"
 #include "pod_json.h"
 
 namespace trainsim {
@@ -52,9 +53,13 @@ EnvList OperatorEnv(const Layout& layout, const SimPod& pod) {
   } else if (operator_style) {
     env.emplace_back("TF_CONFIG", TfConfig(layout, pod));
   }
-  if (job.program)
+  if (job.program) {
     env.emplace_back("TRAINSIM_STEPS_FILE",
                      StepsFilePath(layout.run_id, pod.name));
+    // The hang and checkpoint faults' orders (fault_gate.h).
+    env.emplace_back("TRAINSIM_FAULT_FILE",
+                     FaultFilePath(layout.run_id, pod.name));
+  }
   return env;
 }
 

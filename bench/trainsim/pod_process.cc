@@ -17,6 +17,7 @@
 #include "cgroups.h"
 #include "compute.h"
 #include "crash_signal.h"
+#include "fault_gate.h"
 #include "layout.h"
 #include "placement.h"
 #include "program_pod.h"
@@ -64,7 +65,8 @@ class Task {
         layout_(layout),
         self_(self),
         slices_(PlaceVariables(*self.job)),
-        stats_(self.name, std::string(PodRoleName(self.role)), Peers()) {}
+        stats_(self.name, std::string(PodRoleName(self.role)), Peers()),
+        gate_(FaultFilePath(args.run_id, self.name)) {}
 
   ~Task() {
     if (input_fd_ >= 0) close(input_fd_);
@@ -168,6 +170,8 @@ class Task {
   void ServeVariables(Conn& conn) {
     uint64_t len;
     while (!stop_.stop && conn.ReadRequest(&len)) {
+      // A hung PS stops answering here (docs/trainsim.md "Hangs").
+      gate_.AtStepBoundary(stop_);
       if (len & kTokenFlag) {
         if (!GrantToken(conn, len & ~kTokenFlag)) break;
         continue;
@@ -204,6 +208,7 @@ class Task {
     }
     Conn conn(fd, stats_.Peer(worker.name), stop_);
     while (!stop_.stop && conn.WriteRequest(bytes) && conn.Discard(bytes)) {
+      gate_.AtStepBoundary(stop_);
     }
     conn.Drain();
   }
@@ -262,6 +267,7 @@ class Task {
                    [&] { return stop_.stop || gradient_conns_ >= want; });
     }
     while (!stop_.stop) {
+      gate_.AtStepBoundary(stop_);
       const auto t0 = Clock::now();
       ReadInput();
       PullFromEveryPs(ps_conns);
@@ -332,6 +338,7 @@ class Task {
           &p, std::make_unique<Conn>(fd, stats_.Peer(p.name), stop_));
     }
     while (!stop_.stop) {
+      gate_.AtStepBoundary(stop_);
       const auto t0 = Clock::now();
       for (auto& [ps, conn] : ps_conns) {
         if (bytes > 0) {
@@ -416,6 +423,7 @@ class Task {
   const SimPod& self_;
   const std::vector<Slice> slices_;
   PodStats stats_;
+  FaultGate gate_;
   StopState stop_;
   int listen_fd_ = -1;
   int input_fd_ = -1;

@@ -113,7 +113,9 @@ class ProgramPod {
             self_.name, launch.argv[0], Describe(status), secs);
         pid_ = -1;
         Sample();
-        return 1;
+        // As a container ends with its program: 128 + the signal that
+        // killed it (137 after the OOM killer's SIGKILL).
+        return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
       }
     }
     StopProgram();

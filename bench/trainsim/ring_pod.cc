@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "compute.h"
+#include "fault_gate.h"
 #include "pod_env.h"
 #include "stats.h"
 #include "wire.h"
@@ -32,7 +33,8 @@ std::vector<std::string> JobPeers(const Layout& layout, const SimPod& self) {
 class RingRank {
  public:
   RingRank(const Layout& layout, const SimPod& self)
-      : self_(self),
+      : gate_(FaultFilePath(layout.run_id, self.name)),
+        self_(self),
         ranks_(RankOrder(layout, *self.job)),
         rank_(AllreduceRank(self)),
         stats_(self.name, std::string(PodRoleName(self.role)),
@@ -118,6 +120,7 @@ class RingRank {
     const int rounds = 2 * (static_cast<int>(ranks_.size()) - 1);
     uint64_t goal = 0;
     while (!stop_.stop) {
+      gate_.AtStepBoundary(stop_);
       const auto t0 = Clock::now();
       ComputeStep(job.compute_ms, job.compute_on, stop_);
       bool ok = true;
@@ -149,6 +152,7 @@ class RingRank {
     from_prev_->Drain();
   }
 
+  FaultGate gate_;
   const SimPod& self_;
   const std::vector<const SimPod*> ranks_;
   const int rank_;

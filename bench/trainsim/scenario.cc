@@ -167,7 +167,16 @@ const std::pair<const char*, FaultKind> kFaultKinds[] = {
     {"input_read", FaultKind::kInputRead},
     {"gpu", FaultKind::kGpu},
     {"node_bandwidth_limit", FaultKind::kNodeBandwidthLimit},
-    {"crash", FaultKind::kCrash}};
+    {"crash", FaultKind::kCrash},
+    {"hang", FaultKind::kHang},
+    {"checkpoint", FaultKind::kCheckpoint},
+    {"oom", FaultKind::kOom}};
+const std::pair<const char*, HangMode> kHangModes[] = {
+    {"sigstop", HangMode::kSigstop},
+    {"busy_loop", HangMode::kBusyLoop},
+    {"blocked_io", HangMode::kBlockedIo},
+    {"link_blackhole", HangMode::kLinkBlackhole},
+    {"all_wait", HangMode::kAllWait}};
 
 template <typename E, size_t N>
 std::string_view EnumName(E value,
@@ -383,17 +392,43 @@ Fault ParseFault(const json& j, const std::string& path) {
         Fail(o.Path("utilization"), "must be <= 1 (a ratio)");
       f.memory_bytes =
           AtLeast(o.Int("memory_bytes", 0), 0, o.Path("memory_bytes"));
+      // NVIDIA's Xid codes are small positive numbers.
+      f.xid = static_cast<int>(AtLeast(o.Int("xid", 0), 0, o.Path("xid")));
+      if (f.xid > 65535) Fail(o.Path("xid"), "must be <= 65535");
       break;
     case FaultKind::kCrash:
       // What a container's main process can exit with (0 is a clean exit,
       // not a crash).
       f.exit_code = AtLeast(o.Int("exit_code", 1), 1, o.Path("exit_code"));
       if (f.exit_code > 255) Fail(o.Path("exit_code"), "must be <= 255");
+      [[fallthrough]];
+    case FaultKind::kOom:
       f.every_s = NonNegative(o.Num("every_s", 0), o.Path("every_s"));
       if (f.every_s > 0 && f.every_s < 1)
         Fail(o.Path("every_s"), "must be 0 (once) or >= 1");
       break;
+    case FaultKind::kHang:
+      f.hang_mode =
+          ParseEnum(o.Str("mode"), kHangModes, o.Path("mode"), "hang mode");
+      if (f.hang_mode == HangMode::kLinkBlackhole) {
+        if (!o.Has("peer"))
+          Fail(o.Path("peer"),
+               "is required for mode link_blackhole (the pod at the link's "
+               "other end)");
+        f.peer = o.Str("peer");
+        if (f.peer == f.pod) Fail(o.Path("peer"), "must not be the pod itself");
+      } else if (o.Has("peer")) {
+        Fail(o.Path("peer"), "only for mode link_blackhole");
+      }
+      break;
+    case FaultKind::kCheckpoint:
+      f.bytes = AtLeast(o.Int("bytes"), 1, o.Path("bytes"));
+      // The pod's disk write rate (0: the disk's own).
+      f.mbit = o.Has("mbit") ? Positive(o.Num("mbit"), o.Path("mbit")) : 0;
+      break;
   }
+  if (f.kind == FaultKind::kHang || f.kind == FaultKind::kCheckpoint)
+    f.duration_s = NonNegative(o.Num("duration_s", 0), o.Path("duration_s"));
   o.RejectUnknown();
   return f;
 }
@@ -407,14 +442,20 @@ std::vector<Expectation> ParseExpectations(Obj& o, const std::string& key) {
     Obj e(list[i], key + "[" + std::to_string(i) + "]");
     Expectation x;
     x.kind = e.Str("kind");
-    // A pod's diagnosis, or a node-level one (second edition).
-    const bool has_pod = e.Has("pod"), has_node = e.Has("node");
-    if (has_pod && has_node)
-      Fail(e.Path("pod"), "give either pod or node, not both");
-    if (!has_pod && !has_node)
-      Fail(e.Path("pod"), "is required (or node, for a node-level diagnosis)");
-    if (has_node)
+    // A pod's diagnosis, a node-level one (second edition) or a job-level
+    // one (third edition).
+    const int given = e.Has("pod") + e.Has("node") + e.Has("job");
+    if (given > 1)
+      Fail(e.Path("pod"), e.Has("job") ? "give one of pod, node or job"
+                                       : "give either pod or node, not both");
+    if (given == 0)
+      Fail(e.Path("pod"),
+           "is required (or node, for a node-level diagnosis, or job, for a "
+           "job-level one)");
+    if (e.Has("node"))
       x.node = e.Str("node");
+    else if (e.Has("job"))
+      x.job = e.Str("job");
     else
       x.pod = e.Str("pod");
     if (e.Has("severity")) {
@@ -440,6 +481,10 @@ std::string_view LabelStyleName(LabelStyle s) {
 }
 std::string_view StrategyName(Strategy s) { return EnumName(s, kStrategies); }
 std::string_view FaultKindName(FaultKind k) { return EnumName(k, kFaultKinds); }
+bool KillsPodProcess(FaultKind k) {
+  return k == FaultKind::kCrash || k == FaultKind::kOom;
+}
+std::string_view HangModeName(HangMode m) { return EnumName(m, kHangModes); }
 std::string_view PodRoleName(PodRole role) { return EnumName(role, kPodRoles); }
 std::string_view JobKindName(JobKind k) { return EnumName(k, kJobKinds); }
 
@@ -467,6 +512,12 @@ Resources Job::ResourcesFor(PodRole role) const {
       break;
   }
   return worker_resources;
+}
+
+const Job* FindJob(const Scenario& s, const std::string& ns_name) {
+  for (const Job& job : s.jobs)
+    if (job.namespace_name + "/" + job.name == ns_name) return &job;
+  return nullptr;
 }
 
 std::string Job::PodName(PodRole role, int index) const {
@@ -525,6 +576,8 @@ Scenario ParseScenario(const json& doc) {
       Fault f = ParseFault(faults[i], path);
       if (f.node.empty() && !pods.count(f.pod))
         Fail(path + ".pod", "no pod named \"" + f.pod + "\" in the scenario");
+      if (!f.peer.empty() && !pods.count(f.peer))
+        Fail(path + ".peer", "no pod named \"" + f.peer + "\" in the scenario");
       if (f.start_s >= s.duration_s)
         Fail(path + ".start_s", "must be < duration_s");
       s.faults.push_back(f);
@@ -535,13 +588,22 @@ Scenario ParseScenario(const json& doc) {
   for (const char* key : {"expect", "allow"}) {
     const auto& list = std::string(key) == "expect" ? s.expect : s.allow;
     for (size_t i = 0; i < list.size(); ++i)
-      if (list[i].node.empty() && !pods.count(list[i].pod))
+      if (!list[i].job.empty()) {
+        if (!FindJob(s, list[i].job))
+          Fail(std::string(key) + "[" + std::to_string(i) + "].job",
+               "no job \"" + list[i].job +
+                   "\" in the scenario (namespace/name)");
+      } else if (list[i].node.empty() && !pods.count(list[i].pod)) {
         Fail(std::string(key) + "[" + std::to_string(i) + "].pod",
              "no pod named \"" + list[i].pod + "\" in the scenario");
+      }
   }
-  // memory_fill is a ratio of the pod's memory limit, which must exist.
+  // memory_fill is a ratio of the pod's memory limit, and oom allocates
+  // past it: the limit must exist.
   for (size_t i = 0; i < s.faults.size(); ++i) {
-    if (s.faults[i].kind != FaultKind::kMemoryFill) continue;
+    if (s.faults[i].kind != FaultKind::kMemoryFill &&
+        s.faults[i].kind != FaultKind::kOom)
+      continue;
     bool limited = false;
     for (const Job& job : s.jobs)
       for (const auto& [role, n] : job.Replicas())
@@ -550,7 +612,8 @@ Scenario ParseScenario(const json& doc) {
             limited = job.ResourcesFor(role).memory_limit_bytes.has_value();
     if (!limited)
       Fail("faults[" + std::to_string(i) + "].pod",
-           "memory_fill needs a memory_limit_bytes for the pod's role");
+           std::string(FaultKindName(s.faults[i].kind)) +
+               " needs a memory_limit_bytes for the pod's role");
   }
   ValidateCluster(s, pods);
   o.RejectUnknown();

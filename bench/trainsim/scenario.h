@@ -38,7 +38,18 @@ enum class FaultKind {
   kInputRead,
   kGpu,
   kNodeBandwidthLimit,
-  kCrash
+  kCrash,
+  kHang,
+  kCheckpoint,
+  kOom
+};
+// How a `hang` fault stops a pod (docs/trainsim.md "Hangs").
+enum class HangMode {
+  kSigstop,
+  kBusyLoop,
+  kBlockedIo,
+  kLinkBlackhole,
+  kAllWait
 };
 // Where a job's pods go when the scenario declares `nodes` (cluster.cc).
 enum class NodeLayout { kPsWithWorkers, kPsIsolated, kSpread, kRandom };
@@ -48,6 +59,10 @@ std::string_view StrategyName(Strategy strategy);
 std::string_view PodRoleName(PodRole role);
 std::string_view JobKindName(JobKind kind);
 std::string_view FaultKindName(FaultKind kind);
+// The crash and oom faults: the pod's process dies (and restarts), so its
+// counts and its rate over a window are not comparable.
+bool KillsPodProcess(FaultKind kind);
+std::string_view HangModeName(HangMode mode);
 std::string_view NodeLayoutName(NodeLayout layout);
 
 struct Variable {
@@ -124,18 +139,25 @@ struct Fault {
   uint64_t bytes_per_step = 0;  // input_read
   double utilization = 0;       // gpu (0..1)
   uint64_t memory_bytes = 0;    // gpu
-  int exit_code = 1;            // crash
-  double every_s = 0;           // crash: repeats (0 = once)
+  int xid = 0;  // gpu: an Xid its GPU raises at the fault's start (0: none)
+  int exit_code = 1;                        // crash
+  double every_s = 0;                       // crash, oom: repeats (0 = once)
+  HangMode hang_mode = HangMode::kSigstop;  // hang
+  std::string peer;                         // hang link_blackhole
+  uint64_t bytes = 0;                       // checkpoint
+  double duration_s = 0;  // hang, checkpoint: 0 = until the run ends
 };
 
 // (kind, pod) for a pod's diagnosis, (kind, node) for a node-level one
-// (empty pod); `severity` empty means warning or critical, else exactly
+// (empty pod), (kind, job) for a job-level one (empty pod; job is
+// "namespace/name"); `severity` empty means warning or critical, else exactly
 // that severity ("info", "warning", "critical").
 struct Expectation {
   std::string kind;
   std::string pod;
   std::string node;
   std::string severity;
+  std::string job;  // "namespace/name"
   bool operator==(const Expectation&) const = default;
 };
 
@@ -163,6 +185,9 @@ struct Scenario {
   // give are right (docs/trainsim.md).
   std::string step_rates_may_withdraw;
 };
+
+// The job a "namespace/name" names (expect[].job), nullptr when none.
+const Job* FindJob(const Scenario& s, const std::string& ns_name);
 
 // The diagnosis kinds of DESIGN.md's catalog; expect/allow must use these.
 const std::vector<std::string>& DiagnosisKinds();

@@ -33,12 +33,24 @@ ojson Opt(const std::optional<double>& v, int digits) {
 
 StepRateTracker::StepRateTracker(const Scenario& scenario)
     : scenario_(scenario) {
-  // A pod that crashes (the crash fault) is down part of the time: its
-  // rate over the last minute mixes the two, so it is counted, not checked.
+  // A pod that crashes (the crash and oom faults) is down part of the time:
+  // its rate over the last minute mixes the two, so it is counted, not
+  // checked.
   std::set<std::string> crashing;
   for (const Fault& f : scenario.faults)
-    if (f.kind == FaultKind::kCrash) crashing.insert(f.pod);
+    if (KillsPodProcess(f.kind)) crashing.insert(f.pod);
   for (const Job& job : scenario.jobs) {
+    // A hang or checkpoint stops the job's steps (a synchronous job's all,
+    // an async one's through its PS) for part of the minute: the same.
+    const bool halted = std::any_of(
+        scenario.faults.begin(), scenario.faults.end(), [&job](const Fault& f) {
+          if (f.kind != FaultKind::kHang && f.kind != FaultKind::kCheckpoint)
+            return false;
+          for (const auto& [role, n] : job.Replicas())
+            for (int k = 0; k < n; ++k)
+              if (job.PodName(role, k) == f.pod) return true;
+          return false;
+        });
     JobCount count{job.namespace_name, job.name, {}, false};
     const PodInfo info{job.namespace_name, job.name};
     if (job.program && job.chief > 0 && job.ChiefRole() == PodRole::kChief) {
@@ -46,7 +58,7 @@ StepRateTracker::StepRateTracker(const Scenario& scenario)
       // counts them; the workers count none.
       count.pods.push_back(job.PodName(PodRole::kChief, 0));
       count.by_coordinator = true;
-      if (enabled())
+      if (enabled() && !halted)
         checked_jobs_.push_back(job.namespace_name + "/" + job.name);
     } else {
       // A built-in job's chief, master and evaluator do not train; a real
@@ -57,7 +69,8 @@ StepRateTracker::StepRateTracker(const Scenario& scenario)
         count.pods.push_back(job.PodName(PodRole::kWorker, k));
       for (const std::string& pod : count.pods) {
         workers_[pod] = info;
-        if (enabled() && !crashing.count(pod)) checked_.push_back(pod);
+        if (enabled() && !crashing.count(pod) && !halted)
+          checked_.push_back(pod);
       }
     }
     counters_.insert(count.pods.begin(), count.pods.end());

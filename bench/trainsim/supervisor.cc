@@ -73,11 +73,11 @@ void PrintTruth(const SimNode& node) {
       std::printf(" %s=%.2f", pod.c_str(), b / total);
     std::printf("\n");
   }
-  // A crashed process (the crash fault) exits without writing its counts:
-  // the connections of a pod that crashed cannot be compared.
+  // A crashed process (the crash and oom faults) exits without writing its
+  // counts: the connections of a pod that crashed cannot be compared.
   std::set<std::string> crashed;
   for (const Fault& f : node.scenario().faults)
-    if (f.kind == FaultKind::kCrash) crashed.insert(f.pod);
+    if (KillsPodProcess(f.kind)) crashed.insert(f.pod);
   for (const std::string& pod : crashed) {
     truth.erase(pod);
     for (auto& [name, row] : truth) row.erase(pod);

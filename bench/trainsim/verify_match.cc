@@ -8,15 +8,38 @@ namespace trainsim {
 using nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
+namespace {
+
+bool PodOfJob(const Job& job, const std::string& pod) {
+  for (const auto& [role, n] : job.Replicas())
+    for (int k = 0; k < n; ++k)
+      if (job.PodName(role, k) == pod) return true;
+  return false;
+}
+
+}  // namespace
+
 bool IsFinding(const std::string& severity) {
   return severity == "warning" || severity == "critical";
 }
 
 ojson EntryJson(const std::string& kind, const std::string& pod,
-                const std::string& node) {
+                const std::string& node, const std::string& job) {
   ojson e{{"kind", kind}, {"pod", pod}};
-  if (pod.empty() && !node.empty()) e["node"] = node;
+  if (pod.empty() && !job.empty())
+    e["job"] = job;
+  else if (pod.empty() && !node.empty())
+    e["node"] = node;
   return e;
+}
+
+VerifyTracker::Key VerifyTracker::KeyOf(const Expectation& e) {
+  if (!e.job.empty()) return {e.kind, "", "", e.job};
+  return {e.kind, e.pod, e.pod.empty() ? e.node : "", ""};
+}
+
+bool VerifyTracker::Matches(const Expectation& e, const Key& key) {
+  return KeyOf(e) == key;
 }
 
 VerifyTracker::VerifyTracker(const Scenario& scenario) : scenario_(scenario) {
@@ -24,6 +47,8 @@ VerifyTracker::VerifyTracker(const Scenario& scenario) : scenario_(scenario) {
     for (const auto& [role, n] : job.Replicas())
       for (int k = 0; k < n; ++k) pods_.insert(job.PodName(role, k));
   for (const NodeSpec& n : scenario.nodes) nodes_.insert(n.name);
+  for (const Job& job : scenario.jobs)
+    jobs_.insert(job.namespace_name + "/" + job.name);
 }
 
 void VerifyTracker::Observe(const json& report, double now_s) {
@@ -37,14 +62,17 @@ void VerifyTracker::Observe(const json& report, double now_s) {
       return it != d.end() && it->is_string() ? it->get<std::string>() : "";
     };
     const std::string kind = str("kind"), pod = str("pod"), node = str("node"),
-                      severity = str("severity");
+                      severity = str("severity"),
+                      job = str("namespace") + "/" + str("training_job");
     if (severity != "info" && severity != "warning" && severity != "critical")
       continue;
     Key key;
     if (pods_.count(pod))
-      key = {kind, pod, ""};
+      key = {kind, pod, "", ""};
+    else if (pod.empty() && !str("training_job").empty() && jobs_.count(job))
+      key = {kind, "", "", job};  // a job-level diagnosis (third edition)
     else if (pod.empty() && nodes_.count(node))
-      key = {kind, "", node};
+      key = {kind, "", node, ""};
     else
       continue;  // not about this scenario's pods or nodes
     seen_[key].emplace(severity, now_s);
@@ -52,7 +80,7 @@ void VerifyTracker::Observe(const json& report, double now_s) {
 }
 
 std::optional<double> VerifyTracker::FirstSeen(const Expectation& e) const {
-  auto it = seen_.find({e.kind, e.pod, e.pod.empty() ? e.node : ""});
+  auto it = seen_.find(KeyOf(e));
   if (it == seen_.end()) return std::nullopt;
   std::optional<double> first;
   for (const auto& [severity, at] : it->second)
@@ -63,17 +91,18 @@ std::optional<double> VerifyTracker::FirstSeen(const Expectation& e) const {
 
 bool VerifyTracker::Covered(const std::vector<Expectation>& list,
                             const Key& key) const {
-  return std::any_of(list.begin(), list.end(), [&key](const Expectation& e) {
-    const auto& [kind, pod, node] = key;
-    return e.kind == kind && e.pod == pod && (!pod.empty() || e.node == node);
-  });
+  return std::any_of(list.begin(), list.end(),
+                     [&key](const Expectation& e) { return Matches(e, key); });
 }
 
 double VerifyTracker::AfterS(const Expectation& e, double seen_s) const {
   double start = 0;
+  const Job* job = e.job.empty() ? nullptr : FindJob(scenario_, e.job);
   for (const Fault& f : scenario_.faults) {
-    const bool same =
-        e.pod.empty() ? (f.pod.empty() && f.node == e.node) : f.pod == e.pod;
+    // A job-level diagnosis counts from a fault on any pod of the job.
+    const bool same = job             ? PodOfJob(*job, f.pod)
+                      : e.pod.empty() ? (f.pod.empty() && f.node == e.node)
+                                      : f.pod == e.pod;
     if (same && f.start_s <= seen_s) start = std::max(start, f.start_s);
   }
   return std::round((seen_s - start) * 10) / 10;
@@ -86,11 +115,9 @@ size_t VerifyTracker::DetectedCount() const {
 }
 
 bool VerifyTracker::OnlyInfoExpected(const Key& key) const {
-  const auto& [kind, pod, node] = key;
   bool info = false;
   for (const Expectation& e : scenario_.expect) {
-    if (e.kind != kind || e.pod != pod || (pod.empty() && e.node != node))
-      continue;
+    if (!Matches(e, key)) continue;
     if (e.severity != "info") return false;
     info = true;
   }
@@ -105,11 +132,11 @@ ojson VerifyTracker::Unexpected() const {
     for (const auto& [severity, at] : severities)
       if (IsFinding(severity) && worst != "critical") worst = severity;
     if (worst.empty()) continue;  // info is never a finding
-    const auto& [kind, pod, node] = key;
+    const auto& [kind, pod, node, job] = key;
     // The scenario says the condition is harmless: reporting it as a
     // finding is the error, whatever allow says.
     if (OnlyInfoExpected(key)) {
-      ojson entry = EntryJson(kind, pod, node);
+      ojson entry = EntryJson(kind, pod, node, job);
       entry["severity"] = worst;
       entry["expected_severity"] = "info";
       unexpected.push_back(entry);
@@ -117,7 +144,7 @@ ojson VerifyTracker::Unexpected() const {
     }
     if (Covered(scenario_.expect, key) || Covered(scenario_.allow, key))
       continue;
-    unexpected.push_back(EntryJson(kind, pod, node));
+    unexpected.push_back(EntryJson(kind, pod, node, job));
   }
   return unexpected;
 }
@@ -127,7 +154,7 @@ ojson VerifyTracker::ViewJson(const std::vector<bool>* required) const {
   for (size_t i = 0; i < scenario_.expect.size(); ++i) {
     const Expectation& e = scenario_.expect[i];
     auto at = FirstSeen(e);
-    ojson entry = EntryJson(e.kind, e.pod, e.node);
+    ojson entry = EntryJson(e.kind, e.pod, e.node, e.job);
     if (at) entry["after_s"] = AfterS(e, *at);
     if (required && i < required->size())
       entry["required"] = static_cast<bool>((*required)[i]);

@@ -18,8 +18,10 @@ namespace trainsim {
 // "Scenario format"). Pure: the caller feeds reports and times.
 //
 // A diagnosis with a pod of the scenario matches entries with that pod; a
-// node-level one (empty pod, "node" naming a scenario node) matches entries
-// with that node. An entry's `severity`, when given, is required for it to
+// job-level one (empty pod, namespace + training_job naming a scenario job)
+// matches entries with that `job` ("namespace/name"); a node-level one
+// (empty pod, "node" naming a scenario node) matches entries with that
+// node. An entry's `severity`, when given, is required for it to
 // count as detected (without one, only warning or critical count). Whether
 // a diagnosis is unexpected ignores severity, except that a warning or
 // critical one whose only expect entries say "info" is unexpected (listed
@@ -52,8 +54,11 @@ class VerifyTracker {
   double AfterS(const Expectation& e, double seen_s) const;
 
  private:
-  // (kind, pod, node): node only for node-level diagnoses.
-  using Key = std::tuple<std::string, std::string, std::string>;
+  // (kind, pod, node, job): node only for node-level diagnoses, job
+  // ("namespace/name") only for job-level ones.
+  using Key = std::tuple<std::string, std::string, std::string, std::string>;
+  static Key KeyOf(const Expectation& e);
+  static bool Matches(const Expectation& e, const Key& key);
   bool Covered(const std::vector<Expectation>& list, const Key& key) const;
   // Every expect entry of the key states severity "info" (and one exists).
   bool OnlyInfoExpected(const Key& key) const;
@@ -61,6 +66,7 @@ class VerifyTracker {
   const Scenario& scenario_;
   std::set<std::string> pods_;
   std::set<std::string> nodes_;
+  std::set<std::string> jobs_;  // "namespace/name"
   // key -> severity -> first time seen (info, warning and critical).
   std::map<Key, std::map<std::string, double>> seen_;
 };
@@ -71,6 +77,7 @@ bool IsFinding(const std::string& severity);
 // Expectation as the JSON entry of detected/missing/unexpected lists.
 nlohmann::ordered_json EntryJson(const std::string& kind,
                                  const std::string& pod,
-                                 const std::string& node);
+                                 const std::string& node,
+                                 const std::string& job = "");
 
 }  // namespace trainsim

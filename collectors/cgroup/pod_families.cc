@@ -64,7 +64,7 @@ const std::vector<CgroupMetric>& CgroupMetrics() {
       {kPodIoReadBytesTotal, MetricType::Counter,
        "Bytes read from block devices.",
        [](const CgroupSample& s) { return AsDouble(s.io.read_bytes); }},
-      {"trainscope_pod_io_write_bytes_total", MetricType::Counter,
+      {kPodIoWriteBytesTotal, MetricType::Counter,
        "Bytes written to block devices.",
        [](const CgroupSample& s) { return AsDouble(s.io.write_bytes); }},
   };
@@ -161,10 +161,12 @@ void AppendNetworkFamilies(
 // rank's series reads 1 against its peers' 0 rather than being absent.
 void AppendProcessStates(const ExportContext& ctx,
                          std::vector<prometheus::MetricFamily>& out) {
-  FamilyBuilder family(std::string(kPodProcesses),
-                       "The pod's processes by scheduler state (main "
-                       "threads, /proc/<pid>/stat; at most 8 per pod).",
-                       MetricType::Gauge);
+  FamilyBuilder family(
+      std::string(kPodProcesses),
+      "The pod's processes by scheduler state (main "
+      "threads, or a thread in D or R behind a sleeping one; at most 8 per "
+      "pod).",
+      MetricType::Gauge);
   for (const auto& [uid, sample] : ctx.snapshot().pod_samples) {
     const PodInfo* pod = ctx.FindPod(uid);
     if (!pod || !sample.processes) continue;

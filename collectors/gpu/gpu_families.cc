@@ -129,6 +129,15 @@ void AppendGpuFamilies(const ExportContext& ctx,
                      "Summed SM utilization of the container's processes on "
                      "the GPU, capped at 1.",
                      MetricType::Gauge);
+  FamilyBuilder xids(std::string(kPodGpuXidErrorsTotal),
+                     "Xid errors the driver reported on the GPU the "
+                     "container's processes run on, since the agent started "
+                     "watching the GPU.",
+                     MetricType::Counter);
+  FamilyBuilder last_xid(std::string(kPodGpuLastXid),
+                         "Code of the latest Xid error on the GPU the "
+                         "container's processes run on.",
+                         MetricType::Gauge);
   for (const auto& usage : snap.gpu_pods) {
     const PodInfo* pod = ctx.FindPod(usage.pod_uid);
     if (pod == nullptr) continue;  // gone from discovery: no series
@@ -143,9 +152,15 @@ void AppendGpuFamilies(const ExportContext& ctx,
     labels["modelName"] = gpu ? gpu->model_name : "";
     memory.Add(labels, AsDouble(usage.memory_used_bytes));
     util.Add(labels, usage.utilization_ratio);
+    if (gpu) {
+      xids.Add(labels, AsDouble(gpu->xid_errors));
+      last_xid.Add(labels, AsDouble(gpu->last_xid));
+    }
   }
   memory.MoveInto(out);
   util.MoveInto(out);
+  xids.MoveInto(out);
+  last_xid.MoveInto(out);
 }
 
 }  // namespace trainscope

@@ -40,6 +40,8 @@ inline constexpr std::string_view kPodOomEventsTotal =
     "trainscope_pod_oom_events_total";
 inline constexpr std::string_view kPodIoReadBytesTotal =
     "trainscope_pod_io_read_bytes_total";
+inline constexpr std::string_view kPodIoWriteBytesTotal =
+    "trainscope_pod_io_write_bytes_total";
 inline constexpr std::string_view kPodPressureWaitingSecondsTotal =
     "trainscope_pod_pressure_waiting_seconds_total";
 
@@ -51,6 +53,13 @@ inline constexpr std::string_view kPodNetworkTransmitBytesTotal =
 inline constexpr std::string_view kPodInfo = "trainscope_pod_info";
 inline constexpr std::string_view kPodGpuUtilizationRatio =
     "trainscope_pod_gpu_utilization_ratio";
+// Per pod and GPU it holds: the GPU's Xid counter and latest Xid code (the
+// device series with the pod's labels, as dcgm-exporter's
+// DCGM_FI_DEV_XID_ERRORS carries them).
+inline constexpr std::string_view kPodGpuXidErrorsTotal =
+    "trainscope_pod_gpu_xid_errors_total";
+inline constexpr std::string_view kPodGpuLastXid =
+    "trainscope_pod_gpu_last_xid";
 inline constexpr std::string_view kPodBandwidthLimitBytesPerSecond =
     "trainscope_pod_bandwidth_limit_bytes_per_second";
 
@@ -100,5 +109,14 @@ inline constexpr std::string_view kNodeNetworkTransmitBytesTotal =
 // A node view's active diagnoses.
 inline constexpr std::string_view kDiagnosisActive =
     "trainscope_diagnosis_active";
+
+// Per training job with pods on this node: time by state, time lost by
+// cause, goodput (diagnosis/goodput.h).
+inline constexpr std::string_view kJobSecondsTotal =
+    "trainscope_job_seconds_total";
+inline constexpr std::string_view kJobLostSecondsTotal =
+    "trainscope_job_lost_seconds_total";
+inline constexpr std::string_view kJobGoodputRatio =
+    "trainscope_job_goodput_ratio";
 
 }  // namespace trainscope

@@ -72,9 +72,10 @@ struct NetDevCounters {
   uint64_t transmit_drops = 0;
 };
 
-// Scheduler states of a pod's processes (their main threads, from
-// /proc/<pid>/stat): a rank stopped by a signal, blocked on IO or spinning
-// shows here while its traffic only says it went quiet.
+// Scheduler states of a pod's processes (their main threads, or the thread
+// a sleeping main thread waits on, from /proc/<pid>/stat and task/*/stat): a
+// rank stopped by a signal, blocked on IO or spinning shows here while its
+// traffic only says it went quiet.
 struct ProcessStates {
   unsigned running = 0;     // R
   unsigned sleeping = 0;    // S, I

@@ -2,8 +2,9 @@
 // FILE --html OUT` and loads each page in headless Debian Chromium through
 // playwright-core: no console errors (CSP violations are errors), no page
 // errors, no request besides the page itself, and each scenario's facts are
-// on the page (hot PS marked, straggler greyed, hostile text shown literally,
-// 200 workers drawn without overlapping boxes).
+// on the page (hot PS marked, straggler greyed, a stalled job first with its
+// per-rank table, hostile text shown literally, 200 workers drawn without
+// overlapping boxes).
 //
 // node report_page.mjs --trainscope PATH --out DIR [--screenshots DIR]
 import { chromium } from 'playwright-core';
@@ -85,6 +86,38 @@ const scenarios = [
       await expectCount(page, 'g.pod.straggler', 1);
       await expectCount(page, '[data-hot="true"]', 0);
       await expectCount(page, 'article.diag', 2);
+    } },
+  // A stalled job (issue 33) listed after a critical hot PS: its banner with
+  // the per-rank table is the first thing on the page, the suspect's row
+  // stands out, its job is drawn first, and a peer name with markup is text.
+  { name: 'stalled', fixture: 'stalled.json',
+    async check(page) {
+      await expectCount(page, 'section.stalled', 1);
+      await expectCount(page, 'section.stalled table.ranks tbody tr', 3);
+      await expectCount(page, 'section.stalled tr.suspect[data-pod="bert-worker-1"]', 1);
+      await expectCount(page, 'tr.suspect', 1);
+      await expectCount(page, 'tr b, td b', 0);
+      await expectText(page, 'training/<b>bert-worker-1</b>');
+      const layout = await page.evaluate(() => {
+        const top = (sel) => document.querySelector(sel).getBoundingClientRect().top;
+        const bg = (sel) => getComputedStyle(document.querySelector(sel)).backgroundColor;
+        return {
+          firstSection: document.querySelector('main section').className,
+          firstTable: document.querySelector('table').className,
+          firstJob: document.querySelector('section.job').dataset.job,
+          banner: top('section.stalled'), job: top('section.job'),
+          hot: top('article.diag[data-kind="hot_parameter_server"]'),
+          suspectBg: bg('tr.suspect td'), otherBg: bg('tr[data-pod="bert-worker-0"] td'),
+        };
+      });
+      if (layout.firstSection !== 'stalled') throw new Error(`first section: ${layout.firstSection}`);
+      if (layout.firstTable !== 'ranks') throw new Error(`first table: ${layout.firstTable}`);
+      if (layout.firstJob !== 'bert') throw new Error(`first job drawn: ${layout.firstJob}`);
+      if (!(layout.banner < layout.job && layout.banner < layout.hot)) {
+        throw new Error(`banner not on top: ${JSON.stringify(layout)}`);
+      }
+      if (layout.suspectBg === layout.otherBg) throw new Error(`suspect row not highlighted: ${layout.suspectBg}`);
+      await expectCount(page, 'section.job[data-job="bert"] g.pod[data-pod="bert-worker-1"] text.badge-text', 1);
     } },
   { name: 'multi-job', fixture: 'multi-job.json', screenshot: 'multi-job',
     async check(page) {

@@ -7,7 +7,7 @@ cd "$REPO_ROOT/dashboards"
 case "${1:-all}" in
   check) promtool check rules alerts.yaml ;;
   test)
-    promtool test rules alerts_test.yaml
+    promtool test rules alerts_test.yaml goodput_rules_test.yaml
     missing=0
     for a in $(grep -E '^\s*- alert:' alerts.yaml | awk '{print $3}'); do
       if ! grep -qE "alertname: $a\$" alerts_test.yaml; then

@@ -28,6 +28,9 @@ bool Volatile(const std::string& line) {
       "trainscope_scrapes_total",
       "trainscope_http_",
       "trainscope_agent_heap_",
+      // Seconds since the agent first saw each job: how many evaluations
+      // ran before the scrape (goodput_test pins the values).
+      "trainscope_job_",
       "process_",
   };
   std::string name = line;

@@ -57,6 +57,43 @@ TEST(ProcessStatesTest, ReadsAProcTreeAndSkipsWhatIsGone) {
   fs::remove_all(proc);
 }
 
+// A sleeping main thread waits on its threads: one in D makes the process
+// D (a data loader on a hung mount), else one running makes it R; a main
+// thread in any other state keeps its own. A thread that exits while the
+// task directory is read is skipped.
+TEST(ProcessStatesTest, ASleepingMainThreadTakesItsThreadsState) {
+  const fs::path proc = fs::path(::testing::TempDir()) / "process-threads";
+  fs::remove_all(proc);
+  auto write = [&](int pid, const std::vector<std::pair<int, char>>& threads) {
+    const fs::path dir = proc / std::to_string(pid);
+    fs::create_directories(dir / "task");
+    auto stat = [](int tid, char state) {
+      return std::to_string(tid) + " (python3) " + state +
+             " 1 1 1 0 -1 0 0 0 0 0 1 1 0 0\n";
+    };
+    std::ofstream(dir / "stat") << stat(pid, threads.front().second);
+    for (const auto& [tid, state] : threads) {
+      fs::create_directories(dir / "task" / std::to_string(tid));
+      std::ofstream(dir / "task" / std::to_string(tid) / "stat")
+          << stat(tid, state);
+    }
+  };
+  write(20, {{20, 'S'}, {21, 'S'}, {22, 'D'}});         // -> D
+  write(30, {{30, 'S'}, {31, 'R'}});                    // -> R
+  write(40, {{40, 'S'}, {41, 'S'}});                    // -> S
+  write(50, {{50, 'T'}, {51, 'D'}});                    // -> T (stopped whole)
+  write(60, {{60, 'R'}, {61, 'D'}});                    // -> R (it computes)
+  fs::create_directories(proc / "70" / "task" / "71");  // thread gone
+  std::ofstream(proc / "70" / "stat")
+      << "70 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0\n";
+  const auto got = ReadProcessStates(proc, {20, 30, 40, 50, 60, 70});
+  ASSERT_TRUE(got);
+  EXPECT_EQ(*got,
+            (ProcessStates{
+                .running = 2, .sleeping = 2, .disk_sleep = 1, .stopped = 1}));
+  fs::remove_all(proc);
+}
+
 // The real kernel: a child stopped with SIGSTOP reads as stopped, and
 // running again after SIGCONT. The child is killed and reaped whatever
 // the assertions say.

@@ -141,7 +141,29 @@ INSTANTIATE_TEST_SUITE_P(
                   {kCpuThrottled, "ps-0"},
                   {kPsCpuSaturated, "ps-0"}},
                  {"hot_parameter_server ps-0", "cpu_throttled ps-0",
-                  "parameter_server_cpu_saturated ps-0"}}),
+                  "parameter_server_cpu_saturated ps-0"}},
+        // hang-allreduce.json: a rank spinning at its limit is throttled and
+        // the ring's straggler; the stop is the problem.
+        FoldCase{"a_stall_takes_in_its_symptoms",
+                 {{kTrainingStalled, "w1", kCritical},
+                  {kAllreduceStraggler, "w1"},
+                  {kCpuThrottled, "w1"},
+                  {kAllreduceSlowLink, "w2"}},
+                 {"training_stalled w1"}},
+        // Restarts, GPU errors and memory pressure are causes, never folded.
+        FoldCase{"a_stall_keeps_the_causes",
+                 {{kTrainingStalled, "", kCritical},
+                  {kPodRestarting, "w1"},
+                  {kGpuError, "w2"},
+                  {kMemoryPressure, "w0"}},
+                 {"training_stalled ", "pod_restarting w1", "gpu_error w2",
+                  "memory_pressure w0"}},
+        // One async worker's stall (warning) takes in only its own pod's.
+        FoldCase{"a_workers_stall_takes_in_its_own",
+                 {{kTrainingStalled, "w1"},
+                  {kStragglerWorker, "w1"},
+                  {kStragglerWorker, "w2"}},
+                 {"training_stalled w1", "straggler_worker w2"}}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(FoldCausesTest, SameNameInAnotherNamespaceIsAnotherPod) {

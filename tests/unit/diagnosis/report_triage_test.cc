@@ -200,6 +200,17 @@ TEST(TriageTest, NodeViewVerdictsFlagJobsPodsAndNodes) {
   EXPECT_EQ(s.flagged_by.at("node_view"), 3u);
 }
 
+// training_stalled where every rank waits: no node view holding part of the
+// job names it, but its workers' step rates stopped.
+TEST(TriageTest, AWorkerThatStoppedSteppingFlagsItsJob) {
+  const json stopped = json::array({Series(Pod("j", "j-worker-1"), 4.2)});
+  const Suspects s = Judge({{"stopped_steps", stopped}}, Roster("j", 1, 2));
+  EXPECT_TRUE(Flagged(s, "j"));
+  EXPECT_EQ(s.flagged_by.at("stopped"), 1u);
+  EXPECT_FALSE(Flagged(
+      Judge({{"stopped_steps", json::array()}}, Roster("j", 1, 2)), "j"));
+}
+
 TEST(TriageTest, NodeLinksFlagAboveTheLoosenedExitRatio) {
   json links = json::array(
       {Series({{"node", "node-a"}}, 0.6), Series({{"node", "node-b"}}, 0.5)});

@@ -135,6 +135,18 @@ TEST_F(GpuFamiliesTest, PodSeriesCarryPodContainerAndDeviceLabels) {
   ASSERT_NE(util, nullptr);
   ASSERT_EQ(util->metric.size(), 1u);
   EXPECT_DOUBLE_EQ(util->metric[0].gauge.value, 0.1);
+
+  // The GPU's Xid counter and latest code, with the pod's labels (as
+  // dcgm-exporter's DCGM_FI_DEV_XID_ERRORS), for gpu_error's cluster view.
+  const auto* xids = Find(families, "trainscope_pod_gpu_xid_errors_total");
+  ASSERT_NE(xids, nullptr);
+  ASSERT_EQ(xids->metric.size(), 1u);
+  EXPECT_EQ(LabelsOf(xids->metric[0]), LabelsOf(mem->metric[0]));
+  EXPECT_DOUBLE_EQ(xids->metric[0].counter.value, 2);
+  const auto* last = Find(families, "trainscope_pod_gpu_last_xid");
+  ASSERT_NE(last, nullptr);
+  ASSERT_EQ(last->metric.size(), 1u);
+  EXPECT_DOUBLE_EQ(last->metric[0].gauge.value, 79);
 }
 
 TEST_F(GpuFamiliesTest, NoGpusNoFamilies) {

@@ -142,6 +142,24 @@ TEST(LayoutTest, BeyondTheLimitsTheJobIsSummarised) {
   }
 }
 
+TEST(LayoutTest, SummaryKeepsAStalledJobsSuspect) {
+  const LayoutLimits lim;
+  JobView job = ViewOf({.ps = 4, .workers = 600, .nodes = 4});
+  // More diagnosed workers than a summary keeps, the suspect last of them.
+  for (size_t w = 0; w < lim.summary_marked_workers + 4; ++w) {
+    job.workers[w].marks.push_back({"straggler_worker", "warning"});
+  }
+  job.workers[500].marks.push_back({"training_stalled", "critical"});
+  JobLayout l = LayoutJob(job, lim);
+  ASSERT_TRUE(l.summarised);
+  ExpectTidy(job, l, lim);
+  bool suspect_kept = false;
+  for (const auto& b : l.boxes) {
+    suspect_kept |= !b.ps && !b.summary && b.members[0] == 500;
+  }
+  EXPECT_TRUE(suspect_kept);
+}
+
 TEST(LayoutTest, EmptyAndPsLessJobs) {
   JobView none;
   JobLayout l = LayoutJob(none);

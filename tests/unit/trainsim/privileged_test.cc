@@ -306,6 +306,95 @@ TEST_F(TrainsimPrivilegedTest, SigkillThenCleanupLeavesNothing) {
   ExpectNothingLeft();
 }
 
+// The state letters of every thread of `pod`'s process in run `run_id`
+// (from /proc/PID/task/TID/stat), "" when it has none.
+std::string PodThreadStates(const std::string& run_id, const std::string& pod) {
+  std::string states;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string cmdline = ReadAll(e.path().string() + "/cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (!Contains(cmdline, "__pod ") ||
+        !Contains(cmdline, "--run-id " + run_id + " --pod " + pod + " "))
+      continue;
+    for (const auto& t : fs::directory_iterator(e.path() / "task", ec)) {
+      const std::string stat = ReadAll(t.path().string() + "/stat");
+      const size_t paren = stat.rfind(')');
+      if (paren != std::string::npos && paren + 2 < stat.size())
+        states += stat[paren + 2];
+    }
+  }
+  return states;
+}
+
+bool FuseMountedUnder(const std::string& dir) {
+  return Contains(ReadAll("/proc/mounts"), " " + dir + "/");
+}
+
+// Issue 33: a sigstop'd and a blocked_io'd pod leave nothing stopped,
+// blocked or mounted, whether the run ends normally or its supervisor is
+// killed mid-fault and `trainsim cleanup` removes the rest.
+TEST_F(TrainsimPrivilegedTest, HangedRunLeavesNothingBehind) {
+  std::ofstream(scenario_path_) << R"({
+    "name": "priv-hang", "duration_s": 14, "interval_s": 1,
+    "jobs": [{"namespace": "training", "name": "r", "kind": "allreduce",
+              "workers": 3, "gradient_bytes": 100000, "step_ms": 100,
+              "compute_ms": 5}],
+    "faults": [{"kind": "hang", "mode": "sigstop", "pod": "r-worker-0", "start_s": 4},
+               {"kind": "hang", "mode": "blocked_io", "pod": "r-worker-1", "start_s": 4}]
+  })";
+  auto wait_for_hangs = [this](const std::string& log) {
+    std::string stopped, blocked;
+    // The ring connects first (a rank stopped before would hold it up and
+    // the blocked one would never reach a step): faults at 4 s, seen by 15 s.
+    for (int i = 0; i < 150; ++i) {
+      stopped = PodThreadStates(run_id_, "r-worker-0");
+      blocked = PodThreadStates(run_id_, "r-worker-1");
+      if (!stopped.empty() &&
+          std::all_of(stopped.begin(), stopped.end(),
+                      [](char c) { return c == 'T'; }) &&
+          Contains(blocked, "D"))
+        return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "r-worker-0 threads " << stopped << ", r-worker-1 "
+                  << blocked << "\n"
+                  << ReadAll(log);
+  };
+  auto expect_no_hang_left = [this] {
+    EXPECT_FALSE(FuseMountedUnder(RunDir(run_id_))) << ReadAll("/proc/mounts");
+    EXPECT_EQ(PodThreadStates(run_id_, "r-worker-0"), "");
+    EXPECT_EQ(PodThreadStates(run_id_, "r-worker-1"), "");
+    ExpectNothingLeft();
+  };
+
+  // The normal end: the faults last until then.
+  {
+    Subprocess run = Subprocess::Spawn({TRAINSIM_BIN, "run", "--scenario",
+                                        scenario_path_, "--run-id", run_id_},
+                                       dir_ + "/run.log");
+    wait_for_hangs(dir_ + "/run.log");
+    EXPECT_TRUE(FuseMountedUnder(RunDir(run_id_)));
+    for (int i = 0; i < 400 && run.Running(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_FALSE(run.Running()) << "the run did not end";
+    EXPECT_EQ(run.status(), 0) << ReadAll(dir_ + "/run.log");
+    expect_no_hang_left();
+  }
+  // The supervisor killed mid-fault: `trainsim cleanup` undoes it.
+  run_id_ = NewRunId();
+  Subprocess run = Subprocess::Spawn(
+      {TRAINSIM_BIN, "run", "--scenario", scenario_path_, "--run-id", run_id_},
+      dir_ + "/run2.log");
+  wait_for_hangs(dir_ + "/run2.log");
+  kill(run.pid(), SIGKILL);
+  run.Stop(std::chrono::milliseconds(0));  // reap
+  CommandResult r = RunCommand({TRAINSIM_BIN, "cleanup", "--run-id", run_id_},
+                               std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_no_hang_left();
+}
+
 // up detaches and keeps the node running; down removes all of it.
 TEST_F(TrainsimPrivilegedTest, UpThenDown) {
   CommandResult up = RunCommand(

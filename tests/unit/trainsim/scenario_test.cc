@@ -261,6 +261,147 @@ TEST(ScenarioTest, FileErrorsNameTheFile) {
   }
 }
 
+// Third edition: hang and checkpoint faults.
+json WithFault(const json& fault) {
+  json doc = Example();
+  doc["faults"] = json::array({fault});
+  return doc;
+}
+
+TEST(ScenarioTest, ParsesHangAndCheckpointFaults) {
+  const Scenario s = ParseScenario(WithFault(json::parse(
+      R"({"kind": "hang", "mode": "link_blackhole", "pod": "ctr-worker-1",
+          "peer": "ctr-ps-0", "start_s": 25, "duration_s": 70})")));
+  ASSERT_EQ(s.faults.size(), 1u);
+  EXPECT_EQ(s.faults[0].kind, FaultKind::kHang);
+  EXPECT_EQ(s.faults[0].hang_mode, HangMode::kLinkBlackhole);
+  EXPECT_EQ(s.faults[0].peer, "ctr-ps-0");
+  EXPECT_EQ(s.faults[0].duration_s, 70);
+  for (const char* mode : {"sigstop", "busy_loop", "blocked_io", "all_wait"}) {
+    const Scenario m = ParseScenario(
+        WithFault({{"kind", "hang"}, {"mode", mode}, {"pod", "ctr-ps-1"}}));
+    EXPECT_EQ(HangModeName(m.faults[0].hang_mode), mode);
+    EXPECT_EQ(m.faults[0].duration_s, 0);  // until the run ends
+    EXPECT_EQ(m.faults[0].peer, "");
+  }
+  const Scenario c = ParseScenario(WithFault(json::parse(
+      R"({"kind": "checkpoint", "pod": "ctr-worker-0", "bytes": 300000000,
+          "start_s": 30})")));
+  EXPECT_EQ(c.faults[0].kind, FaultKind::kCheckpoint);
+  EXPECT_EQ(c.faults[0].bytes, 300000000u);
+}
+
+TEST(ScenarioTest, RejectsBadHangAndCheckpointFaults) {
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {R"({"kind": "hang", "mode": "freeze", "pod": "ctr-ps-0"})",
+       "faults[0].mode: unknown hang mode \"freeze\" (one of: sigstop, "
+       "busy_loop, blocked_io, link_blackhole, all_wait)"},
+      {R"({"kind": "hang", "pod": "ctr-ps-0"})", "faults[0].mode: is required"},
+      {R"({"kind": "hang", "mode": "link_blackhole", "pod": "ctr-ps-0"})",
+       "faults[0].peer: is required for mode link_blackhole"},
+      {R"({"kind": "hang", "mode": "link_blackhole", "pod": "ctr-ps-0",
+           "peer": "ctr-ps-9"})",
+       "faults[0].peer: no pod named \"ctr-ps-9\" in the scenario"},
+      {R"({"kind": "hang", "mode": "link_blackhole", "pod": "ctr-ps-0",
+           "peer": "ctr-ps-0"})",
+       "faults[0].peer: must not be the pod itself"},
+      {R"({"kind": "hang", "mode": "sigstop", "pod": "ctr-ps-0",
+           "peer": "ctr-ps-1"})",
+       "faults[0].peer: only for mode link_blackhole"},
+      {R"({"kind": "hang", "mode": "sigstop", "pod": "ctr-ps-0",
+           "duration_s": -1})",
+       "faults[0].duration_s: must not be negative"},
+      {R"({"kind": "checkpoint", "pod": "ctr-ps-0", "bytes": 0})",
+       "faults[0].bytes: must be >= 1, got 0"},
+      {R"({"kind": "checkpoint", "pod": "ctr-ps-0", "bytes": -5})",
+       "faults[0].bytes: must not be negative"},
+      {R"({"kind": "checkpoint", "pod": "ctr-ps-0"})",
+       "faults[0].bytes: is required"},
+      {R"({"kind": "cpu_limit", "pod": "ctr-ps-0", "cores": 1,
+           "duration_s": 5})",
+       "faults[0].duration_s: unknown field"},
+  };
+  for (const auto& [fault, message] : cases) {
+    try {
+      ParseScenario(WithFault(json::parse(fault)));
+      ADD_FAILURE() << "accepted " << fault;
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos)
+          << e.what() << "\n  wanted: " << message;
+    }
+  }
+}
+
+TEST(ScenarioTest, ParsesOomFault) {
+  // ctr-ps-* have a memory limit in Example().
+  const Scenario s = ParseScenario(WithFault(
+      json::parse(R"({"kind": "oom", "pod": "ctr-ps-1", "start_s": 20})")));
+  ASSERT_EQ(s.faults.size(), 1u);
+  EXPECT_EQ(s.faults[0].kind, FaultKind::kOom);
+  EXPECT_EQ(s.faults[0].start_s, 20);
+  EXPECT_EQ(s.faults[0].every_s, 0);  // once
+  EXPECT_TRUE(KillsPodProcess(s.faults[0].kind));
+  const Scenario loop = ParseScenario(WithFault(json::parse(
+      R"({"kind": "oom", "pod": "ctr-ps-0", "start_s": 5, "every_s": 30})")));
+  EXPECT_EQ(loop.faults[0].every_s, 30);
+}
+
+TEST(ScenarioTest, RejectsBadOomFaults) {
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {R"({"kind": "oom", "pod": "ctr-worker-0"})",
+       "faults[0].pod: oom needs a memory_limit_bytes for the pod's role"},
+      {R"({"kind": "oom", "pod": "ctr-ps-0", "every_s": 0.5})",
+       "faults[0].every_s: must be 0 (once) or >= 1"},
+      {R"({"kind": "oom", "pod": "ctr-ps-0", "every_s": -2})",
+       "faults[0].every_s: must not be negative"},
+      {R"({"kind": "oom", "pod": "ctr-ps-0", "exit_code": 137})",
+       "faults[0].exit_code: unknown field"},
+      {R"({"kind": "oom", "pod": "ctr-ps-9"})",
+       "faults[0].pod: no pod named \"ctr-ps-9\" in the scenario"},
+  };
+  for (const auto& [fault, message] : cases) {
+    try {
+      ParseScenario(WithFault(json::parse(fault)));
+      ADD_FAILURE() << "accepted " << fault;
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos)
+          << e.what() << "\n  wanted: " << message;
+    }
+  }
+}
+
+TEST(ScenarioTest, ExpectAndAllowNameAJob) {
+  json doc = Example();
+  doc["expect"] = json::parse(
+      R"([{"kind": "training_stalled", "job": "training/ctr",
+           "severity": "critical"}])");
+  doc["allow"] =
+      json::parse(R"([{"kind": "cpu_throttled", "job": "training/ctr"}])");
+  const Scenario s = ParseScenario(doc);
+  EXPECT_EQ(s.expect[0].job, "training/ctr");
+  EXPECT_EQ(s.expect[0].pod, "");
+  EXPECT_EQ(s.allow[0].job, "training/ctr");
+  const std::vector<std::pair<json, const char*>> bad = {
+      {json::parse(R"([{"kind": "training_stalled", "job": "ctr"}])"),
+       "expect[0].job: no job \"ctr\" in the scenario (namespace/name)"},
+      {json::parse(R"([{"kind": "training_stalled", "job": "other/ctr"}])"),
+       "expect[0].job: no job \"other/ctr\""},
+      {json::parse(R"([{"kind": "training_stalled", "job": "training/ctr",
+                        "pod": "ctr-ps-0"}])"),
+       "expect[0].pod: give one of pod, node or job"},
+  };
+  for (const auto& [expect, message] : bad) {
+    doc["expect"] = expect;
+    try {
+      ParseScenario(doc);
+      ADD_FAILURE() << "accepted " << expect;
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // Every shipped scenario must stay valid.
 TEST(ScenarioTest, ShippedScenariosParse) {
   int n = 0;

@@ -328,6 +328,18 @@ TEST(StepRatesTest, ACrashingWorkerIsCountedNotChecked) {
   EXPECT_NEAR(*Find(ws, "fast-worker-1").true_rate, 1.0, 1e-6);
 }
 
+// A hang or checkpoint on any pod of a job (a PS too) stops the job's steps
+// for part of the last minute: its workers are counted, not checked; other
+// jobs' still are.
+TEST(StepRatesTest, AHaltedJobIsCountedNotChecked) {
+  for (const char* fault :
+       {R"({"kind": "hang", "mode": "sigstop", "pod": "fast-ps-0"})",
+        R"({"kind": "checkpoint", "pod": "fast-worker-1", "bytes": 1000})"}) {
+    StepRateTracker tr(Jobs(std::string(R"(, "faults": [)") + fault + "]"));
+    EXPECT_EQ(tr.checked(), std::vector<std::string>{"slow-worker-0"}) << fault;
+  }
+}
+
 // A worker that made no steps has no period: no estimate is right, and an
 // estimate is made up.
 TEST(StepRatesTest, IdleWorkerMustHaveNoEstimate) {

@@ -306,6 +306,85 @@ TEST(ViewRuleTest, CrossNodeStragglerNamedOnlyByTheClusterViews) {
   EXPECT_EQ(r["views"]["cluster"]["detected"][0]["required"], true);
 }
 
+// Third edition: a job-level diagnosis (empty pod) matches expect[].job by
+// kind, namespace and training_job.
+TEST(VerifyMatchTest, JobLevelDiagnosisMatchesExpectJob) {
+  const Scenario s = ParseScenarioText(
+      R"({"name": "s", "duration_s": 60,
+          "jobs": [{"namespace": "training", "name": "ring", "kind": "allreduce",
+                    "workers": 3, "gradient_bytes": 1000},
+                   {"namespace": "training", "name": "other", "ps": 1, "workers": 1}],
+          "faults": [{"kind": "hang", "mode": "all_wait", "pod": "ring-worker-1",
+                      "start_s": 20}],
+          "expect": [{"kind": "training_stalled", "job": "training/ring",
+                      "severity": "critical"}]})");
+  VerifyTracker t(s);
+  auto job_level = [](const std::string& ns, const std::string& job,
+                      const std::string& severity) {
+    json r = Report({});
+    r["diagnoses"].push_back({{"kind", "training_stalled"},
+                              {"severity", severity},
+                              {"namespace", ns},
+                              {"training_job", job},
+                              {"pod", ""}});
+    return r;
+  };
+  // Another namespace's job of the same name is not this scenario's.
+  t.Observe(job_level("default", "ring", "critical"), 24);
+  EXPECT_EQ(t.DetectedCount(), 0u);
+  t.Observe(job_level("training", "ring", "warning"), 26);
+  EXPECT_EQ(t.DetectedCount(), 0u);  // critical required
+  t.Observe(job_level("training", "ring", "critical"), 31.5);
+  EXPECT_TRUE(t.Passed()) << t.ResultJson().dump();
+  json r = json::parse(t.ResultJson().dump());
+  EXPECT_EQ(r["detected"], json::parse(R"([{"kind": "training_stalled",
+      "pod": "", "job": "training/ring", "after_s": 11.5}])"));
+  // The same kind naming a pod is a different finding, and so is the
+  // other job's.
+  t.Observe(Report({{"training_stalled", "ring-worker-1", "critical"}}), 33);
+  t.Observe(job_level("training", "other", "critical"), 34);
+  r = json::parse(t.ResultJson().dump());
+  EXPECT_EQ(r["passed"], false);
+  EXPECT_EQ(r["unexpected"], json::parse(R"([
+      {"kind": "training_stalled", "pod": "", "job": "training/other"},
+      {"kind": "training_stalled", "pod": "ring-worker-1"}])"));
+}
+
+TEST(VerifyMatchTest, AllowJobCoversAJobLevelFinding) {
+  const Scenario s = ParseScenarioText(
+      R"({"name": "s", "duration_s": 60,
+          "jobs": [{"namespace": "ns", "name": "ctr", "ps": 1, "workers": 2}],
+          "allow": [{"kind": "training_stalled", "job": "ns/ctr"}]})");
+  VerifyTracker t(s);
+  json r = Report({});
+  r["diagnoses"].push_back({{"kind", "training_stalled"},
+                            {"severity", "critical"},
+                            {"namespace", "ns"},
+                            {"training_job", "ctr"},
+                            {"pod", ""}});
+  t.Observe(r, 10);
+  EXPECT_TRUE(t.Passed()) << t.ResultJson().dump();
+}
+
+TEST(ViewRuleTest, JobExpectationNeedsANodeHoldingTheWholeJob) {
+  // spread over 2 nodes: no node holds the whole job, so only the cluster
+  // views must name it; on one node holding all, that node's view too.
+  const Scenario spread =
+      OneJob(2, R"("namespace": "t", "kind": "allreduce", "workers": 3,
+            "gradient_bytes": 1000, "layout": "spread")",
+             R"({"kind": "training_stalled", "job": "t/j"})");
+  EXPECT_EQ(NodesThatMustName(MakeLayout(spread, "00000000"), spread.expect[0]),
+            std::vector<std::string>{});
+  const Scenario together =
+      OneJob(2, R"("namespace": "t", "kind": "allreduce", "workers": 3,
+            "gradient_bytes": 1000, "layout": "spread",
+            "pod_nodes": {"j-worker-1": "node-a"})",
+             R"({"kind": "training_stalled", "job": "t/j"})");
+  EXPECT_EQ(
+      NodesThatMustName(MakeLayout(together, "00000000"), together.expect[0]),
+      std::vector<std::string>{"node-a"});
+}
+
 TEST(ViewRuleTest, SinglePodExpectationNeedsItsOwnNode) {
   // ps_isolated: ps-0 on node-a, workers on node-b and node-c in turn.
   Scenario s = OneJob(3,
