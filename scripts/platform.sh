@@ -131,9 +131,16 @@ apiserver_bin=$(bash "$repo/scripts/install-platform.sh" --print | awk '$1 == "k
 mkdir -p "$dir/pki" "$dir/etcd"
 dir=$(cd "$dir" && pwd)
 
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# N distinct free loopback ports, one per line: every socket stays bound
+# until all are chosen, since the kernel hands a port it just freed out
+# again (two calls once gave etcd's peer port to kube-apiserver too).
+free_ports() {
+  python3 -c 'import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks: s.bind(("127.0.0.1", 0))
+print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1"
 }
+free_port() { free_ports 1; }
 
 make_pki() {
   local pki=$dir/pki
@@ -153,9 +160,7 @@ admin_token=$(openssl rand -hex 24)
 printf '%s\n' "$admin_token" >"$dir/admin.token"
 printf '%s,admin,admin-uid,system:masters\n' "$admin_token" >"$dir/tokens.csv"
 
-etcd_port=$(free_port)
-peer_port=$(free_port)
-api_port=$(free_port)
+{ read -r etcd_port; read -r peer_port; read -r api_port; } < <(free_ports 3)
 
 "$etcd_bin" --name test --data-dir "$dir/etcd" \
   --listen-client-urls "http://127.0.0.1:$etcd_port" \

@@ -103,8 +103,9 @@ bool StoppedInRecent(const DetectorInput& in, const PodStats& rank,
   const double interval =
       rank.span_seconds /
       static_cast<double>(std::max<size_t>(all.window_samples, 2) - 1);
-  return StoppedRecently(it->second, StopLine(it->second, interval, all.stall),
-                         std::max(rank.span_seconds, all.stall.min_stall_s));
+  return StoppedRecently(
+      it->second, StopLine(it->second, interval, all.stall),
+      std::max(rank.span_seconds, all.stall.resume_settle_s));
 }
 
 }  // namespace

@@ -191,6 +191,14 @@ struct StallSettings {
   double idle_cores = 0.1;
   // A process state held at this share of the tail's points counts.
   double state_share = 0.5;
+  // After a stop, the ranks resume together and catch up (queues drain,
+  // every rank wants CPU at once): stragglers are not judged on a pod that
+  // stopped within this long.
+  double resume_settle_s = 30;
+  // A rank computes when its CPU stands out of the others' this many times
+  // (at least 2 x idle_cores), even below computing_cores: a spinning rank
+  // on a loaded node gets less than its limit.
+  double stand_out_factor = 4;
   // Bytes/s a rank still sends a peer that answers nothing (TCP's
   // retransmissions back off to a few a minute).
   double unanswered_min_bytes_per_second = 1;

@@ -250,8 +250,10 @@ bool StoppedInWindow(const DetectorInput& in, const PodStats& recent,
                      const StragglerSettings& s, const DiagnosisSettings& all) {
   const size_t intervals = std::max<size_t>(all.window_samples, 2) - 1;
   const double interval = recent.span_seconds / static_cast<double>(intervals);
-  const double within =
-      interval * static_cast<double>(std::max<size_t>(s.window_samples, 2) - 1);
+  const double within = std::max(
+      all.stall.resume_settle_s,
+      interval *
+          static_cast<double>(std::max<size_t>(s.window_samples, 2) - 1));
   const auto& pods = in.baseline.get().pods;
   auto it = pods.find(PodKey(recent.meta.namespace_name, recent.meta.pod));
   return it != pods.end() &&

@@ -132,6 +132,23 @@ bool EveryRankExited(const std::vector<RankView>& ranks) {
   });
 }
 
+// A rank busy on CPU while the others idle computes, even when a loaded
+// node gives its spinning thread less than computing_cores.
+void MarkStandOutComputing(std::vector<RankView>& ranks,
+                           const StallSettings& s) {
+  for (RankView& r : ranks) {
+    if (r.activity != RankActivity::kWaiting) continue;
+    const double cores = r.pod->quiet->cpu_cores.value_or(0);
+    if (cores < 2 * s.idle_cores) continue;
+    double others = 0;
+    for (const RankView& o : ranks)
+      if (&o != &r)
+        others = std::max(others, o.pod->quiet->cpu_cores.value_or(0));
+    if (cores >= s.stand_out_factor * std::max(others, 0.01))
+      r.activity = RankActivity::kComputing;
+  }
+}
+
 // The rank that differs: the most telling activity; among equals, the one
 // quiet longest (it stopped first).
 const RankView* Suspect(const std::vector<RankView>& ranks) {
@@ -279,6 +296,7 @@ void DetectTrainingStalled(const DetectorInput& in, const StallSettings& s,
         ps_serving = true;
       ranks.push_back(ClassifyRank(*p, s));
     }
+    MarkStandOutComputing(ranks, s);
     const bool whole_job = quiet.size() == job.steppers.size() && !ps_serving;
     if (whole_job && EveryRankExited(ranks)) continue;  // it finished
     if (whole_job) {

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -16,6 +17,8 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#include "trainscope/unique_fd.h"
 
 namespace trainsim {
 namespace {
@@ -156,12 +159,12 @@ void FaultGate::Hang(const FaultOrder& order, const StopState& stop) {
 void ReadHungFile(const std::string& path, const StopState& stop) {
   InstallNudgeHandler();
   // The mount may still be coming up.
-  int fd = -1;
-  for (int i = 0; i < 50 && fd < 0 && !stop.stop; ++i) {
-    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) std::this_thread::sleep_for(milliseconds(100));
+  trainscope::UniqueFd file;
+  for (int i = 0; i < 50 && !file.valid() && !stop.stop; ++i) {
+    file.reset(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!file.valid()) std::this_thread::sleep_for(milliseconds(100));
   }
-  if (fd < 0) {
+  if (!file.valid()) {
     spdlog::error("[trainsim] blocked_io: cannot open {}: {}", path,
                   std::strerror(errno));
     return;
@@ -179,12 +182,12 @@ void ReadHungFile(const std::string& path, const StopState& stop) {
   char buf[4096];
   ssize_t n;
   do {
-    n = read(fd, buf, sizeof buf);
+    n = read(file.get(), buf, sizeof buf);
   } while (n < 0 && errno == EINTR && !stop.stop);
   const int err = errno;
   nudger.request_stop();
   nudger.join();
-  close(fd);
+  file.reset();
   spdlog::info("[trainsim] blocked_io: the read of {} returned {} ({})", path,
                n, n < 0 ? std::strerror(err) : "data");
 }
@@ -208,31 +211,30 @@ void WriteCheckpoint(const std::string& path, uint64_t bytes,
                      const StopState& stop) {
   // O_DIRECT: the writes reach the disk (and a cgroup write throttle) as
   // they are made, not later from the page cache; tmpfs has none.
-  int fd = open(path.c_str(),
-                O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0600);
-  if (fd < 0)
-    fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  trainscope::UniqueFd file(open(
+      path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0600));
+  if (!file.valid())
+    file.reset(
+        open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!file.valid()) {
     spdlog::error("[trainsim] checkpoint: open {}: {}", path,
                   std::strerror(errno));
     return;
   }
   constexpr size_t kBlock = 1 << 20;
-  void* block = nullptr;
-  if (posix_memalign(&block, 4096, kBlock) != 0) {
-    close(fd);
-    return;
-  }
-  std::memset(block, 'c', kBlock);
+  // O_DIRECT wants a page-aligned buffer.
+  const std::unique_ptr<char[], decltype([](char* p) { std::free(p); })> block(
+      static_cast<char*>(std::aligned_alloc(4096, kBlock)));
+  if (!block) return;
+  std::memset(block.get(), 'c', kBlock);
   // Whole blocks (O_DIRECT wants aligned sizes): up to 1 MiB past `bytes`.
   for (uint64_t done = 0; done < bytes && !stop.stop;) {
-    const ssize_t w = write(fd, block, kBlock);
+    const ssize_t w = write(file.get(), block.get(), kBlock);
     if (w <= 0) break;
     done += static_cast<uint64_t>(w);
   }
-  free(block);
-  fsync(fd);
-  close(fd);
+  fsync(file.get());
+  file.reset();
   unlink(path.c_str());
 }
 

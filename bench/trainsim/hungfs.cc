@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "pod_process.h"
+#include "trainscope/unique_fd.h"
 
 namespace trainsim {
 namespace {
@@ -206,8 +207,9 @@ int RunHungFs(const std::string& mountpoint) {
   BlockStopSignals();
   std::error_code ec;
   fs::create_directories(mountpoint, ec);
-  const int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
+  const trainscope::UniqueFd fuse(open("/dev/fuse", O_RDWR | O_CLOEXEC));
+  const int fd = fuse.get();
+  if (!fuse.valid()) {
     spdlog::error("[hungfs] open /dev/fuse: {}", std::strerror(errno));
     return 1;
   }
@@ -216,15 +218,14 @@ int RunHungFs(const std::string& mountpoint) {
   if (mount("trainsim-hungfs", mountpoint.c_str(), "fuse.trainsim-hungfs",
             MS_NOSUID | MS_NODEV, opts.c_str()) != 0) {
     spdlog::error("[hungfs] mount {}: {}", mountpoint, std::strerror(errno));
-    close(fd);
     return 1;
   }
   spdlog::info("[hungfs] mounted at {}; reads of {}/{} never return",
                mountpoint, mountpoint, kHungFileName);
   HungFs(fd).Serve();
-  // Every stuck read fails at once, then the mount goes.
+  // Every stuck read fails at once, then the mount goes (the device closes
+  // on return).
   AbortConnection(mountpoint);
-  close(fd);
   if (umount2(mountpoint.c_str(), MNT_DETACH) != 0)
     spdlog::warn("[hungfs] umount {}: {}", mountpoint, std::strerror(errno));
   spdlog::info("[hungfs] unmounted {}", mountpoint);

@@ -69,10 +69,12 @@ void VerifyTracker::Observe(const json& report, double now_s) {
     Key key;
     if (pods_.count(pod))
       key = {kind, pod, "", ""};
+    else if (pod.empty() && nodes_.count(node))
+      // A node-level one, even when it names the job filling the node's
+      // link (network_saturated keeps its busiest pod's job).
+      key = {kind, "", node, ""};
     else if (pod.empty() && !str("training_job").empty() && jobs_.count(job))
       key = {kind, "", "", job};  // a job-level diagnosis (third edition)
-    else if (pod.empty() && nodes_.count(node))
-      key = {kind, "", node, ""};
     else
       continue;  // not about this scenario's pods or nodes
     seen_[key].emplace(severity, now_s);

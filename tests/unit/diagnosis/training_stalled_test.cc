@@ -21,7 +21,6 @@ using testing::Key;
 // neighbour until `stop_s`, then do what their Behaviour says.
 constexpr double kDt = 2;
 constexpr int kPoints = 21;
-constexpr double kNow = kDt * (kPoints - 1);
 
 struct Behaviour {
   double cpu_cores = 0.01;  // after the stop (1.0 before)
@@ -151,6 +150,11 @@ INSTANTIATE_TEST_SUITE_P(
                   ""},
         StallCase{"busy_loop_rank",
                   Ring({{"rank-1", {.cpu_cores = 1.0, .state = 'R'}}}), 20,
+                  Severity::kCritical, "rank-1", "computing"},
+        // A loaded node gives the spinning rank less than half a core; it
+        // still stands out of ranks that idle.
+        StallCase{"busy_loop_rank_on_a_loaded_node",
+                  Ring({{"rank-1", {.cpu_cores = 0.3, .state = 'S'}}}), 20,
                   Severity::kCritical, "rank-1", "computing"},
         StallCase{"sigstop_rank", Ring({{"rank-2", {.state = 'T'}}}), 20,
                   Severity::kCritical, "rank-2", "stopped"},

@@ -308,6 +308,27 @@ TEST(ViewRuleTest, CrossNodeStragglerNamedOnlyByTheClusterViews) {
 
 // Third edition: a job-level diagnosis (empty pod) matches expect[].job by
 // kind, namespace and training_job.
+// A node's full link names the job filling it (training_job set, pod empty)
+// and stays a node-level diagnosis (cluster-uplink-saturated.json).
+TEST(VerifyMatchTest, NodeLevelDiagnosisNamingAJobStaysNodeLevel) {
+  const Scenario s = ParseScenarioText(
+      R"({"name": "s", "duration_s": 60,
+          "nodes": [{"name": "node-a"}, {"name": "node-b"}],
+          "jobs": [{"namespace": "training", "name": "ads", "ps": 1,
+                    "workers": 2, "layout": "spread"}],
+          "expect": [{"kind": "network_saturated", "node": "node-a"}]})");
+  VerifyTracker t(s);
+  json r = Report({});
+  r["diagnoses"].push_back({{"kind", "network_saturated"},
+                            {"severity", "warning"},
+                            {"namespace", "training"},
+                            {"training_job", "ads"},
+                            {"node", "node-a"},
+                            {"pod", ""}});
+  t.Observe(r, 20);
+  EXPECT_TRUE(t.Passed()) << t.ResultJson().dump();
+}
+
 TEST(VerifyMatchTest, JobLevelDiagnosisMatchesExpectJob) {
   const Scenario s = ParseScenarioText(
       R"({"name": "s", "duration_s": 60,
