@@ -15,6 +15,7 @@
 #include "fault_gate.h"
 #include "faults.h"
 #include "node.h"
+#include "scenario_run_fixture.h"
 
 namespace trainsim {
 namespace {
@@ -27,23 +28,9 @@ constexpr const char* kScenario = R"({"name": "oom", "duration_s": 30,
     "resources": {"worker": {"memory_limit_bytes": 67108864}}}],
   "faults": [{"kind": "oom", "pod": "om-worker-0", "start_s": 0}]})";
 
-class OomPrivilegedTest : public ::testing::Test {
+class OomPrivilegedTest : public ScenarioRunTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root";
-    run_id_ = NewRunId();
-    dir_ = ::testing::TempDir() + "/trainsim-oom-" + run_id_;
-    fs::create_directories(dir_);
-    scenario_path_ = dir_ + "/scenario.json";
-    std::ofstream(scenario_path_) << kScenario;
-  }
-  void TearDown() override {
-    if (run_id_.empty()) return;
-    for (const std::string& l : CleanupRun(run_id_, false))
-      ADD_FAILURE() << "left: " << l;
-    fs::remove_all(dir_);
-  }
-  std::string run_id_, dir_, scenario_path_;
+  OomPrivilegedTest() : ScenarioRunTest(kScenario, "trainsim-oom-") {}
 };
 
 // Reaps and restarts until `pod` has restarted `n` times or `limit` passed.

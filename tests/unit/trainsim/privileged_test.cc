@@ -17,6 +17,7 @@
 #include "exec.h"
 #include "faults.h"
 #include "node.h"
+#include "scenario_run_fixture.h"
 
 namespace trainsim {
 namespace {
@@ -49,22 +50,9 @@ bool Contains(const std::string& hay, const std::string& needle) {
   return hay.find(needle) != std::string::npos;
 }
 
-class TrainsimPrivilegedTest : public ::testing::Test {
+class TrainsimPrivilegedTest : public ScenarioRunTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root";
-    run_id_ = NewRunId();
-    dir_ = ::testing::TempDir() + "/trainsim-priv-" + run_id_;
-    fs::create_directories(dir_);
-    scenario_path_ = dir_ + "/scenario.json";
-    std::ofstream(scenario_path_) << kScenario;
-  }
-  void TearDown() override {
-    if (run_id_.empty()) return;
-    for (const std::string& l : CleanupRun(run_id_, false))
-      ADD_FAILURE() << "left: " << l;
-    fs::remove_all(dir_);
-  }
+  TrainsimPrivilegedTest() : ScenarioRunTest(kScenario, "trainsim-priv-") {}
 
   // Nothing of the run anywhere: netns, links, cgroups, files.
   void ExpectNothingLeft() {
@@ -84,8 +72,6 @@ class TrainsimPrivilegedTest : public ::testing::Test {
     EXPECT_FALSE(fs::exists(RunDir(run_id_)));
     EXPECT_FALSE(fs::exists(InputDir(run_id_)));
   }
-
-  std::string run_id_, dir_, scenario_path_;
 };
 
 // The whole run through the binary: traffic flows between every worker and

@@ -268,6 +268,21 @@ json WithFault(const json& fault) {
   return doc;
 }
 
+// Each (fault, message): the scenario with that fault is refused with an
+// error containing the message.
+void ExpectEachFaultRejected(
+    const std::vector<std::pair<const char*, const char*>>& cases) {
+  for (const auto& [fault, message] : cases) {
+    try {
+      ParseScenario(WithFault(json::parse(fault)));
+      ADD_FAILURE() << "accepted " << fault;
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos)
+          << e.what() << "\n  wanted: " << message;
+    }
+  }
+}
+
 TEST(ScenarioTest, ParsesHangAndCheckpointFaults) {
   const Scenario s = ParseScenario(WithFault(json::parse(
       R"({"kind": "hang", "mode": "link_blackhole", "pod": "ctr-worker-1",
@@ -321,15 +336,7 @@ TEST(ScenarioTest, RejectsBadHangAndCheckpointFaults) {
            "duration_s": 5})",
        "faults[0].duration_s: unknown field"},
   };
-  for (const auto& [fault, message] : cases) {
-    try {
-      ParseScenario(WithFault(json::parse(fault)));
-      ADD_FAILURE() << "accepted " << fault;
-    } catch (const ScenarioError& e) {
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos)
-          << e.what() << "\n  wanted: " << message;
-    }
-  }
+  ExpectEachFaultRejected(cases);
 }
 
 TEST(ScenarioTest, ParsesOomFault) {
@@ -359,15 +366,7 @@ TEST(ScenarioTest, RejectsBadOomFaults) {
       {R"({"kind": "oom", "pod": "ctr-ps-9"})",
        "faults[0].pod: no pod named \"ctr-ps-9\" in the scenario"},
   };
-  for (const auto& [fault, message] : cases) {
-    try {
-      ParseScenario(WithFault(json::parse(fault)));
-      ADD_FAILURE() << "accepted " << fault;
-    } catch (const ScenarioError& e) {
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos)
-          << e.what() << "\n  wanted: " << message;
-    }
-  }
+  ExpectEachFaultRejected(cases);
 }
 
 TEST(ScenarioTest, ExpectAndAllowNameAJob) {
