@@ -131,7 +131,7 @@ TEST(StalledPageTest, JobWideStallBelongsToItsJob) {
   // No rank differs: the diagnosis names the job only, and is shown with
   // that job rather than under "Other diagnoses".
   auto report = TwoJobs();
-  report["diagnoses"] = {Stall("zeta", "")};
+  report["diagnoses"] = nlohmann::json::array({Stall("zeta", "")});
   const std::string html = RenderReportPage(report, {});
   const ReportModel m = ModelOf(report);
   ASSERT_EQ(m.jobs.at(0).training_job, "zeta");
@@ -153,7 +153,7 @@ TEST(StalledPageTest, RankNamesAreEscaped) {
   rank["role"] = evil;
   rank["state"] = evil;
   rank["unanswered_peer"] = evil;
-  report["diagnoses"] = {stall};
+  report["diagnoses"] = nlohmann::json::array({stall});
   const std::string html = RenderReportPage(report, {});
   EXPECT_THAT(html, Not(HasSubstr("<script")));
   EXPECT_THAT(html, Not(HasSubstr("<img")));
@@ -167,13 +167,13 @@ TEST(StalledPageTest, MistypedRanksRenderWithoutThrowing) {
   auto stall = Stall("zeta", "zeta-worker-1");
   stall["evidence"]["ranks"] = {
       {{"pod", 5}, {"suspect", "yes"}, {"cpu_cores", "x"}}, "junk", nullptr};
-  report["diagnoses"] = {stall};
+  report["diagnoses"] = nlohmann::json::array({stall});
   std::string html;
   EXPECT_NO_THROW(html = RenderReportPage(report, {}));
   EXPECT_THAT(html, HasSubstr("<table class=\"ranks\">"));
   EXPECT_THAT(html, Not(HasSubstr("<tr class=\"suspect\"")));
   stall["evidence"]["ranks"] = "none";
-  report["diagnoses"] = {stall};
+  report["diagnoses"] = nlohmann::json::array({stall});
   EXPECT_NO_THROW(html = RenderReportPage(report, {}));
   EXPECT_THAT(html, Not(HasSubstr("<table class=\"ranks\">")));
   EXPECT_THAT(html, HasSubstr("<section class=\"stalled\""));
