@@ -86,4 +86,20 @@ std::optional<std::string> ReadSmallFileAt(int dir_fd, const char* name) {
   return ReadAll(UniqueFd(::openat(dir_fd, name, O_RDONLY | O_CLOEXEC)));
 }
 
+std::optional<std::string> RereadSmallFile(int fd) {
+  std::string out;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n =
+        ::pread(fd, buf, sizeof buf, static_cast<off_t>(out.size()));
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+    } else if (n == 0) {
+      return out;
+    } else if (errno != EINTR) {
+      return std::nullopt;
+    }
+  }
+}
+
 }  // namespace trainscope

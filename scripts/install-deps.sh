@@ -27,6 +27,8 @@ packages=(
   iproute2 procps iperf3 prometheus tcpdump tshark curl python3 ca-certificates
   # bench/http: HTTP load generator
   wrk
+  # bench/cycle: per-cycle cost check (callgrind counts, callgrind.h)
+  valgrind
   # browser tests of the report page (tests/browser): headless Chromium
   chromium
 )

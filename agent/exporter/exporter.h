@@ -39,6 +39,11 @@ class Exporter {
 
  private:
   void AppendSelfFamilies(std::vector<prometheus::MetricFamily>& out) const;
+  // Hands `sink` the families section by section (then the agent's own and
+  // the registry's), clearing them in between.
+  void ForEachSection(
+      const std::function<void(std::vector<prometheus::MetricFamily>&)>& sink)
+      const;
 
   const History& history_;
   const std::string node_;
@@ -48,6 +53,7 @@ class Exporter {
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Counter* scrapes_total_;
   std::atomic<double> last_render_seconds_{0};
+  std::atomic<size_t> last_render_bytes_{0};
 };
 
 }  // namespace trainscope

@@ -1,6 +1,9 @@
 #include "exporter/process_stat.h"
 
+#include <linux/magic.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -24,6 +27,20 @@ std::optional<double> CountEntries(const std::string& dir) {
   return n;
 }
 
+// Since Linux 6.2 procfs gives the number of open descriptors as the size
+// of /proc/<pid>/fd: one stat instead of listing thousands (the cgroup
+// reader keeps its files open). A fixture or an older kernel lists.
+std::optional<double> CountOpenFds(const std::string& fd_dir) {
+  struct statfs fs_info {};
+  struct stat st {};
+  if (::statfs(fd_dir.c_str(), &fs_info) == 0 &&
+      fs_info.f_type == PROC_SUPER_MAGIC && ::stat(fd_dir.c_str(), &st) == 0 &&
+      st.st_size > 0) {
+    return static_cast<double>(st.st_size);
+  }
+  return CountEntries(fd_dir);
+}
+
 }  // namespace
 
 ProcessStat ReadSelfProcessStat(const std::string& proc) {
@@ -34,7 +51,7 @@ ProcessStat ReadSelfProcessStat(const std::string& proc) {
     out = ParseProcStat(*stat, static_cast<double>(::sysconf(_SC_CLK_TCK)),
                         static_cast<double>(::sysconf(_SC_PAGESIZE)), boot);
   }
-  out.open_fds = CountEntries(proc + "/self/fd");
+  out.open_fds = CountOpenFds(proc + "/self/fd");
   rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 &&
       limit.rlim_cur != RLIM_INFINITY)

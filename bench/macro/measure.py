@@ -120,6 +120,9 @@ def main():
         r["scrape_seconds_p99"] = percentile(lat, 0.99)
         r["burst_scrapes"] = a.burst
         r["rss_peak_bytes"] = memory(p)[1]
+    # What ran, so a result file shows each variant's flags.
+    with open(f"/proc/{a.agent_pid}/cmdline", "rb") as f:
+        out["agent_cmdline"] = [x.decode() for x in f.read().split(b"\0") if x]
     json.dump(out, sys.stdout)
     print()
 

@@ -7,6 +7,13 @@
 #   sudo bench/macro/run.sh [--agent BIN] [--trainsim BIN] [--micro BIN]
 #        [--pods "10 50 110"] [--seconds 60] [--warmup 15] [--burst 100]
 #        [--scrape-interval 5] [--flows-rounds 0] [--out FILE] [--note TEXT]
+#        [--variants all|default,no-flows,...] [--runs 3]
+#
+# Each variant (bench/macro/variants.py: every default feature on, then each
+# feature switched off in turn) runs --runs times at every N, each run its
+# own trainsim up, warm-up, measurement and down; the variants alternate
+# within a round so that drift in the machine's load spreads over all of
+# them. The report gives medians over the runs.
 #
 # Needs root (trainsim builds network namespaces and cgroups). Installs
 # prometheus-node-exporter with apt-get when it is missing (benchmark-only
@@ -26,6 +33,8 @@ SCRAPE_INTERVAL=5
 FLOWS_ROUNDS=0
 OUT=""
 NOTE=""
+VARIANTS=all
+RUNS=3
 while [ $# -gt 0 ]; do
   case "$1" in
     --agent) AGENT=$2; shift 2 ;;
@@ -39,6 +48,8 @@ while [ $# -gt 0 ]; do
     --flows-rounds) FLOWS_ROUNDS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --note) NOTE=$2; shift 2 ;;
+    --variants) VARIANTS=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
     *) echo "bench/macro: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -46,6 +57,17 @@ done
 for b in "$AGENT" "$TRAINSIM"; do
   [ -x "$b" ] || { echo "bench/macro: no executable $b (build it first)" >&2; exit 1; }
 done
+[[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || { echo "bench/macro: --runs needs a count >= 1" >&2; exit 2; }
+[ "$VARIANTS" = all ] && VARIANTS=$(python3 bench/macro/variants.py names | tr ' ' ,)
+python3 bench/macro/variants.py check "$AGENT" "$VARIANTS" || exit 2
+# Variants with nothing to switch off yet are reported, not run.
+RUN_VARIANTS=()
+for v in ${VARIANTS//,/ }; do
+  if python3 bench/macro/variants.py runnable "$v"; then RUN_VARIANTS+=("$v")
+  else echo "bench/macro: variant $v is not built in the agent; reported as n/a" >&2
+  fi
+done
+[ ${#RUN_VARIANTS[@]} -gt 0 ] || { echo "bench/macro: no variant to run" >&2; exit 2; }
 NE=/usr/bin/prometheus-node-exporter
 if [ ! -x "$NE" ]; then
   echo "bench/macro: installing prometheus-node-exporter (benchmark only)" >&2
@@ -90,25 +112,42 @@ for _ in $(seq 50); do
   sleep 0.2
 done
 
+# One point: N pods, one variant, one run. Appends N:variant:run=FILE to
+# POINTS.
 POINTS=()
-for n in $PODS; do
-  python3 bench/macro/scenario.py "$n" >"$WORK/scenario-$n.json"
+measure_point() {
+  local n=$1 variant=$2 run=$3 tag="$1-$2-$3" args=()
+  local flag
+  while read -r flag; do
+    [ -n "$flag" ] && args+=("--agent-arg=$flag")
+  done < <(python3 bench/macro/variants.py args "$variant")
   RUN_ID=$(printf '%08x' $((RANDOM * 32768 + RANDOM)))
-  echo "== N=$n pods: trainsim up (run $RUN_ID)" >&2
+  echo "== N=$n pods, $variant, run $run/$RUNS: trainsim up (run $RUN_ID)" >&2
   "$TRAINSIM" up --scenario "$WORK/scenario-$n.json" --agent "$AGENT" \
-    --run-id "$RUN_ID" >"$WORK/up-$n.log" 2>&1 || { cat "$WORK/up-$n.log" >&2; exit 1; }
-  AGENT_URL=$(grep -o 'http://127.0.0.1:[0-9]*/metrics' "$WORK/up-$n.log" | head -1)
+    "${args[@]}" --run-id "$RUN_ID" >"$WORK/up-$tag.log" 2>&1 \
+    || { cat "$WORK/up-$tag.log" >&2; exit 1; }
+  local agent_url agent_pid
+  agent_url=$(grep -o 'http://127.0.0.1:[0-9]*/metrics' "$WORK/up-$tag.log" | head -1)
   SUP=$(cat "/run/trainsim/$RUN_ID/supervisor.pid")
-  AGENT_PID=$(pgrep -P "$SUP" -f "$(basename "$AGENT")" | head -1)
-  [ -n "$AGENT_PID" ] || { echo "bench/macro: agent pid not found" >&2; exit 1; }
-  echo "   agent pid $AGENT_PID at $AGENT_URL; warm-up ${WARMUP}s, then ${SECONDS_PER_N}s" >&2
+  agent_pid=$(pgrep -P "$SUP" -f "$(basename "$AGENT")" | head -1)
+  [ -n "$agent_pid" ] || { echo "bench/macro: agent pid not found" >&2; exit 1; }
+  echo "   agent pid $agent_pid at $agent_url${args[*]:+ ${args[*]}}; warm-up ${WARMUP}s, then ${SECONDS_PER_N}s" >&2
   sleep "$WARMUP"
-  python3 bench/macro/measure.py --agent-pid "$AGENT_PID" --agent-url "$AGENT_URL" \
+  python3 bench/macro/measure.py --agent-pid "$agent_pid" --agent-url "$agent_url" \
     --ne-pid "$NE_PID" --ne-url "http://127.0.0.1:$NE_PORT/metrics" \
     --seconds "$SECONDS_PER_N" --scrape-interval "$SCRAPE_INTERVAL" \
-    --burst "$BURST" >"$WORK/point-$n.json"
-  POINTS+=("$n=$WORK/point-$n.json")
+    --burst "$BURST" >"$WORK/point-$tag.json"
+  POINTS+=("$n:$variant:$run=$WORK/point-$tag.json")
   stop_node
+}
+
+for n in $PODS; do
+  python3 bench/macro/scenario.py "$n" >"$WORK/scenario-$n.json"
+  for run in $(seq "$RUNS"); do
+    for variant in "${RUN_VARIANTS[@]}"; do
+      measure_point "$n" "$variant" "$run"
+    done
+  done
 done
 
 # Render at 10k series from the micro benchmark (BM_RenderMetrics/160).
@@ -126,4 +165,5 @@ fi
 [ -n "$OUT" ] || OUT=bench/results/$(date -u +%Y-%m-%d)-$(hostname -s).json
 python3 bench/macro/report.py --out "$OUT" --render "$RENDER_JSON" \
   --flows "$FLOWS_LOG" --seconds "$SECONDS_PER_N" --scrape-interval "$SCRAPE_INTERVAL" \
-  --agent "$AGENT" --note "$NOTE" "${POINTS[@]}"
+  --agent "$AGENT" --note "$NOTE" --variants "$VARIANTS" --runs "$RUNS" \
+  "${POINTS[@]}"

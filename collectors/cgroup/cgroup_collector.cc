@@ -36,18 +36,24 @@ struct PodRead {
   bool vanished = false;
 };
 
-PodRead ReadPod(const CgroupHierarchies& h, const PodInfo& info,
+PodRead ReadPod(CgroupDirCache& dirs, const PodInfo& info,
                 const PodCgroup& pod) {
   PodRead read;
-  CgroupDir pod_dir(h, pod.relative_path);
+  CgroupDir& pod_dir = dirs.Get(pod.relative_path);
   if (!pod_dir.Exists()) {
+    read.vanished = true;
+    return read;
+  }
+  CgroupSample pod_values = pod_dir.Sample();
+  if (pod_dir.Stale()) {
+    dirs.Forget(pod.relative_path);
     read.vanished = true;
     return read;
   }
   PodSample& out = read.sample.emplace();
   out.uid = pod.uid;
   out.cgroup_path = pod.relative_path;
-  out.cgroup = pod_dir.Sample();
+  out.cgroup = pod_values;
 
   // Leaves the pod spec names come first, in spec order; the others (the
   // pause sandbox) only count in the pod totals, which the kernel already
@@ -66,8 +72,11 @@ PodRead ReadPod(const CgroupHierarchies& h, const PodInfo& info,
     }
   }
   for (const auto& [leaf, name] : named) {
-    CgroupDir dir(h, leaf->relative_path);
-    if (!dir.Exists()) {
+    CgroupDir& dir = dirs.Get(leaf->relative_path);
+    const bool exists = dir.Exists();
+    CgroupSample values = exists ? dir.Sample() : CgroupSample{};
+    if (!exists || dir.Stale()) {
+      dirs.Forget(leaf->relative_path);
       read.vanished = true;
       continue;
     }
@@ -75,7 +84,7 @@ PodRead ReadPod(const CgroupHierarchies& h, const PodInfo& info,
     c.name = name;
     c.id = leaf->id;
     c.cgroup_path = leaf->relative_path;
-    c.cgroup = dir.Sample();
+    c.cgroup = values;
     AddPids(dir, out.pids);
   }
   for (const auto& leaf : pod.containers) {
@@ -83,8 +92,7 @@ PodRead ReadPod(const CgroupHierarchies& h, const PodInfo& info,
         std::any_of(named.begin(), named.end(),
                     [&](const auto& n) { return n.first == &leaf; });
     if (is_named) continue;
-    CgroupDir dir(h, leaf.relative_path);
-    AddPids(dir, out.pids);
+    AddPids(dirs.Get(leaf.relative_path), out.pids);
   }
   // Processes sit in the pod cgroup itself only where no container leaves
   // exist; it is not read otherwise (it lists nothing, in every hierarchy).
@@ -107,7 +115,11 @@ CgroupHierarchies ReadHierarchies(const CgroupHierarchies& all) {
 }  // namespace
 
 CgroupCollector::CgroupCollector(const HostPaths& host)
-    : cgroup_root_(host.cgroup_root), proc_(host.proc) {}
+    : cgroup_root_(host.cgroup_root),
+      budget_(OpenFileBudget::FromFileLimit(kKeptFilesWanted,
+                                            kFilesReservedForTheRest)),
+      process_states_(host.proc, &budget_),
+      dirs_(&budget_) {}
 
 CollectStatus CgroupCollector::Collect(const CollectContext& ctx,
                                        Snapshot& out) {
@@ -178,6 +190,7 @@ CollectStatus CgroupCollector::CollectOrThrow(const CollectContext& ctx,
   ++cycles_since_scan_;
 
   size_t matched = 0;
+  dirs_.BeginCycle(hierarchies);
   if (ctx.pods) {
     for (const auto& info : *ctx.pods) {
       const auto it = pod_cgroups_.find(info.uid);
@@ -186,14 +199,16 @@ CollectStatus CgroupCollector::CollectOrThrow(const CollectContext& ctx,
                       info.namespace_name, info.name, info.uid);
         continue;
       }
-      PodRead read = ReadPod(hierarchies, info, it->second);
+      PodRead read = ReadPod(dirs_, info, it->second);
       if (read.vanished) rescan_ = true;
       if (!read.sample) continue;
-      read.sample->processes = ReadProcessStates(proc_, read.sample->pids);
+      read.sample->processes = process_states_.Read(read.sample->pids);
       out.pod_samples[info.uid] = std::move(*read.sample);
       ++matched;
     }
   }
+  dirs_.EndCycle();
+  process_states_.EndCycle();
   spdlog::debug("[cgroup] {} pod cgroups known, {} matched known pods",
                 pod_cgroups_.size(), matched);
   return CollectStatus::Ok();

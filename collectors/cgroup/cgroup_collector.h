@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "cgroup/cgroup_reader.h"
+#include "cgroup/process_states.h"
 #include "kube/pod_cgroups.h"
 #include "trainscope/collector.h"
 #include "trainscope/host_paths.h"
@@ -34,8 +36,16 @@ class CgroupCollector : public Collector {
   // kRescanEveryCycles cycles for leaves no pod list names.
   static constexpr int kRescanEveryCycles = 12;
 
+  // Files kept open between cycles: about 30 per pod (pod and container
+  // cgroups, v1 and v2), so 16,384 covers 500 pods; 1,024 descriptors stay
+  // for connections, BPF objects, perf events and profiles.
+  static constexpr size_t kKeptFilesWanted = 16384;
+  static constexpr size_t kFilesReservedForTheRest = 1024;
+
   std::filesystem::path cgroup_root_;
-  std::filesystem::path proc_;
+  OpenFileBudget budget_;  // shared by the two below, which give back to it
+  ProcessStateReader process_states_;
+  CgroupDirCache dirs_;
   std::optional<CgroupHierarchies> scanned_;
   std::map<std::string, PodCgroup> pod_cgroups_;  // by pod uid
   int cycles_since_scan_ = 0;

@@ -1,6 +1,9 @@
 #include "cgroup/cgroup_reader.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include <cerrno>
 #include <cstring>
@@ -37,41 +40,101 @@ auto LazyKeys(ReadFn read) {
   };
 }
 
+// A directory removed since it was opened (no links left). Files kept open
+// in it would go on reading their last content.
+bool Removed(int dir_fd) {
+  struct stat st {};
+  return ::fstat(dir_fd, &st) != 0 || st.st_nlink == 0;
+}
+
 }  // namespace
 
-CgroupDir::CgroupDir(const CgroupHierarchies& hierarchies,
-                     std::string relative_path)
-    : hierarchies_(hierarchies), relative_path_(std::move(relative_path)) {}
+CgroupDir::CgroupDir(CgroupHierarchies hierarchies, std::string relative_path,
+                     OpenFileBudget* budget)
+    : hierarchies_(std::move(hierarchies)),
+      relative_path_(std::move(relative_path)),
+      budget_(budget) {}
 
-int CgroupDir::Dir(const fs::path& hierarchy) {
-  auto [it, inserted] = dirs_.try_emplace(hierarchy);
-  if (inserted) {
-    const fs::path dir = hierarchy / relative_path_;
-    it->second.reset(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+CgroupDir::~CgroupDir() {
+  for (auto& [hierarchy, dir] : dirs_) CloseFiles(dir);
+}
+
+void CgroupDir::CloseFiles(OpenDir& dir) {
+  if (budget_ != nullptr) {
+    for (size_t i = 0; i < dir.files.size(); ++i) budget_->Give();
   }
-  return it->second.get();
+  dir.files.clear();
+}
+
+void CgroupDir::Refresh() {
+  for (auto it = dirs_.begin(); it != dirs_.end();) {
+    OpenDir& dir = it->second;
+    if (dir.fd.valid() && (dir.on_cgroupfs || !Removed(dir.fd.get()))) {
+      ++it;
+      continue;
+    }
+    CloseFiles(dir);
+    it = dirs_.erase(it);
+  }
+  reused_ = false;
+}
+
+CgroupDir::OpenDir* CgroupDir::Dir(const fs::path& hierarchy) {
+  auto [it, inserted] = dirs_.try_emplace(hierarchy);
+  OpenDir& dir = it->second;
+  if (inserted) {
+    const fs::path path = hierarchy / relative_path_;
+    dir.fd.reset(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    struct statfs fs_info {};
+    dir.on_cgroupfs = dir.fd.valid() &&
+                      ::fstatfs(dir.fd.get(), &fs_info) == 0 &&
+                      (fs_info.f_type == CGROUP2_SUPER_MAGIC ||
+                       fs_info.f_type == CGROUP_SUPER_MAGIC);
+  }
+  return dir.fd.valid() ? &dir : nullptr;
 }
 
 bool CgroupDir::Exists() {
-  if (hierarchies_.unified && Dir(*hierarchies_.unified) >= 0) return true;
-  for (const auto& [controller, root] : hierarchies_.v1) {
-    if (Dir(root) >= 0) return true;
+  const size_t known = dirs_.size();
+  bool exists = hierarchies_.unified && Dir(*hierarchies_.unified) != nullptr;
+  for (auto it = hierarchies_.v1.begin();
+       !exists && it != hierarchies_.v1.end(); ++it) {
+    exists = Dir(it->second) != nullptr;
   }
-  return false;
+  // Answered without opening anything: from directories of an earlier cycle.
+  reused_ = exists && dirs_.size() == known;
+  return exists;
+}
+
+std::optional<std::string> CgroupDir::ReadKept(OpenDir& dir, const char* file) {
+  if (const auto it = dir.files.find(std::string_view(file));
+      it != dir.files.end()) {
+    if (auto content = RereadSmallFile(it->second.get())) return content;
+    // Removed with its cgroup (ENODEV): forget it, try the name again.
+    dir.files.erase(it);
+    if (budget_ != nullptr) budget_->Give();
+  }
+  UniqueFd fd(::openat(dir.fd.get(), file, O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return std::nullopt;
+  auto content = RereadSmallFile(fd.get());
+  if (content && budget_->Take()) dir.files.emplace(file, std::move(fd));
+  return content;
 }
 
 std::optional<std::string> CgroupDir::Read(const fs::path& hierarchy,
                                            const char* file) {
-  const int dir = Dir(hierarchy);
-  if (dir < 0) return std::nullopt;
-  auto content = ReadSmallFileAt(dir, file);
+  OpenDir* dir = Dir(hierarchy);
+  if (dir == nullptr) return std::nullopt;
+  auto content = budget_ != nullptr ? ReadKept(*dir, file)
+                                    : ReadSmallFileAt(dir->fd.get(), file);
   // Absent files are normal (v2 files on a hybrid host, PSI on old kernels);
   // only files that exist but cannot be read are worth a log line.
-  if (!content && errno != ENOENT) {
+  if (!content && errno != ENOENT && errno != ENODEV) {
     spdlog::debug("[cgroup] cannot read {}: {}",
                   (hierarchy / relative_path_ / file).string(),
                   std::strerror(errno));
   }
+  if (content) read_any_ = true;
   return content;
 }
 
@@ -114,14 +177,20 @@ void CgroupDir::ReadCpu(CpuSample& cpu) {
     cpu.throttled_seconds = static_cast<double>(*ns) / 1e9;
   }
 
-  auto bandwidth =
-      Parse<cgroup::CpuBandwidth>(V2("cpu.max", "cpu"), cgroup::ParseCpuMax);
-  if (!bandwidth) {
-    const auto quota = V1("cpu", "cpu.cfs_quota_us");
-    const auto period = V1("cpu", "cpu.cfs_period_us");
-    if (quota && period) bandwidth = cgroup::ParseCfsBandwidth(*quota, *period);
+  if (limits_due_) {
+    auto bandwidth =
+        Parse<cgroup::CpuBandwidth>(V2("cpu.max", "cpu"), cgroup::ParseCpuMax);
+    if (!bandwidth) {
+      const auto quota = V1("cpu", "cpu.cfs_quota_us");
+      const auto period = V1("cpu", "cpu.cfs_period_us");
+      if (quota && period) {
+        bandwidth = cgroup::ParseCfsBandwidth(*quota, *period);
+      }
+    }
+    limits_.limit_cores =
+        bandwidth ? std::optional<double>(bandwidth->cores()) : std::nullopt;
   }
-  if (bandwidth) cpu.limit_cores = bandwidth->cores();
+  cpu.limit_cores = limits_.limit_cores;
 }
 
 void CgroupDir::ReadMemory(MemorySample& mem) {
@@ -149,13 +218,16 @@ void CgroupDir::ReadMemory(MemorySample& mem) {
         *mem.usage_bytes > inactive ? *mem.usage_bytes - inactive : 0;
   }
 
-  auto limit = Parse<cgroup::MemoryLimit>(V2("memory.max", "memory"),
-                                          cgroup::ParseMemoryMax);
-  if (!limit) {
-    limit = Parse<cgroup::MemoryLimit>(V1("memory", "memory.limit_in_bytes"),
-                                       cgroup::ParseMemoryLimitInBytes);
+  if (limits_due_) {
+    auto limit = Parse<cgroup::MemoryLimit>(V2("memory.max", "memory"),
+                                            cgroup::ParseMemoryMax);
+    if (!limit) {
+      limit = Parse<cgroup::MemoryLimit>(V1("memory", "memory.limit_in_bytes"),
+                                         cgroup::ParseMemoryLimitInBytes);
+    }
+    limits_.limit_bytes = limit ? limit->bytes : std::nullopt;
   }
-  if (limit) mem.limit_bytes = limit->bytes;
+  mem.limit_bytes = limits_.limit_bytes;
 
   // Kernels before 4.13 have no oom_kill counter in either file. The value is
   // then left empty rather than replaced by memory.failcnt, which counts
@@ -186,6 +258,9 @@ void CgroupDir::ReadIo(IoSample& io) {
 }
 
 CgroupSample CgroupDir::Sample() {
+  read_any_ = false;
+  limits_due_ = samples_since_limits_ == 0;
+  samples_since_limits_ = (samples_since_limits_ + 1) % kLimitsEverySamples;
   CgroupSample out;
   ReadCpu(out.cpu);
   ReadMemory(out.memory);
@@ -213,6 +288,35 @@ std::vector<int> CgroupDir::Pids() {
     if (pids && !pids->empty()) return std::move(*pids);
   }
   return {};
+}
+
+void CgroupDirCache::BeginCycle(const CgroupHierarchies& hierarchies) {
+  if (hierarchies != hierarchies_) {
+    dirs_.clear();
+    hierarchies_ = hierarchies;
+  }
+  // Also after a cycle that threw before its end.
+  for (auto& [path, entry] : dirs_) entry.used = false;
+}
+
+CgroupDir& CgroupDirCache::Get(const std::string& relative_path) {
+  Entry& entry = dirs_[relative_path];
+  if (!entry.dir) {
+    entry.dir =
+        std::make_unique<CgroupDir>(hierarchies_, relative_path, budget_);
+  } else if (!entry.used) {
+    entry.dir->Refresh();
+  }
+  entry.used = true;
+  return *entry.dir;
+}
+
+void CgroupDirCache::Forget(const std::string& relative_path) {
+  dirs_.erase(relative_path);
+}
+
+void CgroupDirCache::EndCycle() {
+  std::erase_if(dirs_, [](const auto& entry) { return !entry.second.used; });
 }
 
 }  // namespace trainscope

@@ -1,10 +1,13 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <vector>
 
+#include "cgroup/open_file_budget.h"
 #include "trainscope/snapshot.h"
+#include "trainscope/unique_fd.h"
 
 namespace trainscope {
 
@@ -19,5 +22,45 @@ void CountProcessState(char state, ProcessStates& states);
 // when none was read.
 std::optional<ProcessStates> ReadProcessStates(
     const std::filesystem::path& proc, const std::vector<int>& pids);
+
+// ReadProcessStates across cycles. On procfs the files read are kept open
+// and read again with pread: each process's stat file, its task directory
+// (rewound each cycle) and up to kMaxKeptThreads of its threads' stat files.
+// A descriptor names the process or thread, not the number, so a reused ID
+// is never misread; what no cycle asked for is closed at the cycle's end.
+class ProcessStateReader {
+ public:
+  // `budget` (may be null: nothing kept) lends descriptors for kept files.
+  explicit ProcessStateReader(std::filesystem::path proc,
+                              OpenFileBudget* budget = nullptr);
+  ~ProcessStateReader();
+  ProcessStateReader(const ProcessStateReader&) = delete;
+  ProcessStateReader& operator=(const ProcessStateReader&) = delete;
+
+  std::optional<ProcessStates> Read(const std::vector<int>& pids);
+  // Closes the files of processes not read since the last EndCycle.
+  void EndCycle();
+
+ private:
+  static constexpr size_t kMaxKeptThreads = 64;
+  struct Kept {
+    UniqueFd stat;
+    UniqueFd tasks;  // the task directory, listed again each cycle
+    std::map<int, UniqueFd> thread_stats;
+    size_t held = 0;  // descriptors taken from the budget
+    bool used = false;
+  };
+
+  std::optional<char> MainThreadState(int pid, Kept& kept);
+  char WithKeptThreads(int pid, Kept& kept, char main_state);
+  std::optional<char> ThreadState(Kept& kept, int tid);
+  // Keeps `fd` in `slot` when the budget allows; false leaves it to close.
+  bool Keep(Kept& kept, UniqueFd& slot, UniqueFd& fd);
+  void Drop(Kept& kept, UniqueFd& slot);
+
+  std::filesystem::path proc_;
+  OpenFileBudget* budget_;
+  std::map<int, Kept> processes_;
+};
 
 }  // namespace trainscope

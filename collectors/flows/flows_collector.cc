@@ -69,11 +69,23 @@ Status FlowsCollector::EnsureSource() {
   return Status::Ok();
 }
 
-Status FlowsCollector::DrainBpf(std::vector<FlowDelta>* deltas,
+const std::map<uint64_t, PodCgroupId>& FlowsCollector::PodCgroupIds(
+    const std::set<std::string>& local) {
+  std::set<std::string> known;
+  for (const auto& [id, pod] : pod_cgroup_ids_) known.insert(pod.uid);
+  if (known != local || ++cycles_since_id_scan_ >= kIdRescanEveryCycles) {
+    pod_cgroup_ids_ = ScanPodCgroupIds(target_.root);
+    cycles_since_id_scan_ = 0;
+  }
+  return pod_cgroup_ids_;
+}
+
+Status FlowsCollector::DrainBpf(const std::set<std::string>& local,
+                                std::vector<FlowDelta>* deltas,
                                 std::map<uint64_t, std::string>* cgroup_to_uid,
                                 FlowsSample* sample) {
   std::map<uint64_t, uint32_t> levels;
-  for (const auto& [id, pod] : ScanPodCgroupIds(target_.root)) {
+  for (const auto& [id, pod] : PodCgroupIds(local)) {
     (*cgroup_to_uid)[id] = pod.uid;
     levels[id] = target_.root_level + pod.level;
   }
@@ -115,7 +127,7 @@ CollectStatus FlowsCollector::Collect(const CollectContext& ctx,
   }
 
   if (bpf_) {
-    status = DrainBpf(&deltas, &cgroup_to_uid, &sample);
+    status = DrainBpf(local, &deltas, &cgroup_to_uid, &sample);
   }
   const PodList* peer_pods = ctx.peer_pods.get();
   PeerResolver resolver(pods, cgroup_to_uid, local, peer_pods);

@@ -2,8 +2,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,7 +41,14 @@ class FlowsCollector : public Collector {
  private:
   Status EnsureSource();
   Status OpenPcap();
-  Status DrainBpf(std::vector<FlowDelta>* deltas,
+  // The pod cgroups' IDs (inode numbers) by which the programs tell pods
+  // apart. A walk of the cgroup tree cost as much as the drain at 110
+  // pods, so the last one is kept while it holds exactly this node's pods
+  // (`local`), and redone at least every kIdRescanEveryCycles cycles.
+  const std::map<uint64_t, PodCgroupId>& PodCgroupIds(
+      const std::set<std::string>& local);
+  Status DrainBpf(const std::set<std::string>& local,
+                  std::vector<FlowDelta>* deltas,
                   std::map<uint64_t, std::string>* cgroup_to_uid,
                   FlowsSample* sample);
   // Exchange bursts finished since the last cycle, and the source clock's
@@ -55,6 +64,9 @@ class FlowsCollector : public Collector {
   std::optional<FlowsMode> active_;
   std::string bpf_failure_;
   Cgroup2Target target_;
+  static constexpr int kIdRescanEveryCycles = 12;
+  std::map<uint64_t, PodCgroupId> pod_cgroup_ids_;
+  int cycles_since_id_scan_ = 0;
   std::unique_ptr<PeerFlowsBpf> bpf_;
   std::unique_ptr<PcapCapture> pcap_;
   CounterTracker tracker_;

@@ -18,6 +18,11 @@ std::optional<std::string> ReadSmallFile(const std::filesystem::path& path);
 // of one cgroup cheap.
 std::optional<std::string> ReadSmallFileAt(int dir_fd, const char* name);
 
+// Reads an open (small, pseudo-) file again from its start. A seq_file
+// (cgroupfs, procfs) regenerates its content on a read at offset 0, so a
+// file kept open is read each cycle without resolving its name again.
+std::optional<std::string> RereadSmallFile(int fd);
+
 // Reads a configuration file a person named (a web config, a key, a token):
 // it must be a regular file (a symlink to one, as in a mounted Secret, is
 // fine) of at most `max_bytes`. A directory, a FIFO, a device or a socket is

@@ -1,8 +1,12 @@
 #include "exporter/process_stat.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <ctime>
+#include <vector>
+
+#include "trainscope/unique_fd.h"
 
 namespace trainscope {
 namespace {
@@ -70,6 +74,18 @@ TEST(ProcessStatTest, ThisProcess) {
   EXPECT_GT(*s.start_time_seconds, 1.5e9);
   ASSERT_TRUE(s.virtual_bytes);
   EXPECT_GE(*s.virtual_bytes, *s.resident_bytes);
+}
+
+// Counted exactly, however it is counted (the size of /proc/self/fd on
+// Linux 6.2 and later, a listing before).
+TEST(ProcessStatTest, OpenDescriptorsAreCountedExactly) {
+  const auto before = ReadSelfProcessStat().open_fds;
+  ASSERT_TRUE(before);
+  std::vector<UniqueFd> opened;
+  for (int i = 0; i < 40; ++i) opened.emplace_back(::dup(STDERR_FILENO));
+  const auto during = ReadSelfProcessStat().open_fds;
+  ASSERT_TRUE(during);
+  EXPECT_EQ(*during, *before + 40);
 }
 
 }  // namespace

@@ -198,6 +198,34 @@ class CgroupKernelTest : public ::testing::Test {
     return it->second / rel;
   }
 
+  // A burstable pod's cgroup, relative to a hierarchy root, as the kubelet's
+  // systemd driver names it.
+  static fs::path PodRel(const std::string& uid) {
+    std::string underscored = uid;
+    std::replace(underscored.begin(), underscored.end(), '-', '_');
+    return fs::path("kubepods.slice") / "kubepods-burstable.slice" /
+           ("kubepods-burstable-pod" + underscored + ".slice");
+  }
+
+  // The cgroup of pod `uid` with one container leaf `id`, in every
+  // hierarchy the collector reads.
+  struct PodCgroupDirs {
+    fs::path pod, leaf;
+  };
+  PodCgroupDirs MakePodCgroup(const std::string& uid, const std::string& id) {
+    const fs::path pod = PodRel(uid);
+    PodCgroupDirs dirs{pod, pod / ("cri-containerd-" + id + ".scope")};
+    for (const auto& root : Roots()) {
+      EXPECT_TRUE(sandbox_->MakeDirs(root, dirs.leaf)) << root;
+    }
+    return dirs;
+  }
+
+  static size_t OpenFds() {
+    return static_cast<size_t>(std::distance(
+        fs::directory_iterator("/proc/self/fd"), fs::directory_iterator()));
+  }
+
   HostPaths host_;
   CgroupHierarchies hierarchies_;
   std::unique_ptr<CgroupSandbox> sandbox_;
@@ -206,17 +234,9 @@ class CgroupKernelTest : public ::testing::Test {
 TEST_F(CgroupKernelTest, CollectorMatchesTheKernelForABusyPod) {
   const std::string uid = RandomUid();
   const std::string id = RandomHex(64);
-  std::string underscored = uid;
-  std::replace(underscored.begin(), underscored.end(), '-', '_');
-  const fs::path pod_rel = fs::path("kubepods.slice") /
-                           "kubepods-burstable.slice" /
-                           ("kubepods-burstable-pod" + underscored + ".slice");
-  const fs::path leaf_rel = pod_rel / ("cri-containerd-" + id + ".scope");
-
+  const auto [pod_rel, leaf_rel] = MakePodCgroup(uid, id);
+  ASSERT_FALSE(HasFailure());
   const auto roots = Roots();
-  for (const auto& root : roots) {
-    ASSERT_TRUE(sandbox_->MakeDirs(root, leaf_rel)) << root;
-  }
 
   // Limits where this kernel has them: v2 only when the cpu/memory
   // controllers are enabled there, else v1. Pod first: a v1 child's quota
@@ -375,6 +395,68 @@ TEST_F(CgroupKernelTest, CollectorMatchesTheKernelForABusyPod) {
     EXPECT_GE(*sample->memory.working_set_bytes, kTouchedBytes / 2) << rel;
     EXPECT_LE(*sample->memory.working_set_bytes, kContainerMemoryLimit) << rel;
   }
+}
+
+// The collector keeps cgroup and /proc files open between cycles and reads
+// them again with pread: each cycle must still see the kernel's current
+// values, and a removed pod must be noticed and its files closed.
+TEST_F(CgroupKernelTest, KeptFilesFollowTheKernelAndCloseWithTheirPod) {
+  const std::string uid = RandomUid();
+  const std::string id = RandomHex(64);
+  const auto [pod_rel, leaf_rel] = MakePodCgroup(uid, id);
+  ASSERT_FALSE(HasFailure());
+  const auto roots = Roots();
+  const pid_t child = sandbox_->StartBusyChild();
+  ASSERT_GT(child, 0);
+  for (const auto& root : roots) {
+    ASSERT_TRUE(
+        WriteFile(root / leaf_rel / "cgroup.procs", std::to_string(child)));
+  }
+  PodInfo info;
+  info.uid = uid;
+  info.name = "trainscope-test-kept";
+  info.namespace_name = "trainscope-test";
+  info.containers.push_back(ContainerInfo{"burner", id, "containerd"});
+  const CollectContext ctx{host_,
+                           std::make_shared<const PodList>(PodList{info})};
+
+  sandbox_->Go();  // closes the go pipe: counted after
+  const size_t fds_before = OpenFds();
+  CgroupCollector collector(host_);
+  const auto collect = [&]() -> std::optional<PodSample> {
+    Snapshot snap;
+    const auto st = collector.Collect(ctx, snap);
+    EXPECT_TRUE(st.ok()) << st.message();
+    const auto it = snap.pod_samples.find(uid);
+    if (it == snap.pod_samples.end()) return std::nullopt;
+    return it->second;
+  };
+
+  std::this_thread::sleep_for(200ms);
+  const auto running = collect();
+  ASSERT_TRUE(running && running->cgroup.cpu.usage_seconds);
+  ASSERT_TRUE(running->processes);
+  EXPECT_EQ(running->processes->running, 1u);
+  EXPECT_GT(OpenFds(), fds_before + 5) << "no file was kept open";
+
+  std::this_thread::sleep_for(300ms);
+  ASSERT_EQ(::kill(child, SIGSTOP), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, WUNTRACED), child);
+  const auto stopped = collect();
+  ASSERT_TRUE(stopped && stopped->cgroup.cpu.usage_seconds);
+  // Read again, not remembered: the CPU it burnt since, and its new state.
+  EXPECT_GT(*stopped->cgroup.cpu.usage_seconds,
+            *running->cgroup.cpu.usage_seconds + 0.05);
+  ASSERT_TRUE(stopped->processes);
+  EXPECT_EQ(stopped->processes->stopped, 1u);
+  EXPECT_EQ(stopped->processes->running, 0u);
+
+  sandbox_->Cleanup();  // kills the child, removes the cgroups
+  EXPECT_FALSE(collect()) << "a removed pod still reported";
+  // Its directory and files are closed once a cycle finds it gone.
+  EXPECT_FALSE(collect());
+  EXPECT_EQ(OpenFds(), fds_before);
 }
 
 TEST_F(CgroupKernelTest, CleanupRemovesOnlyWhatItCreated) {

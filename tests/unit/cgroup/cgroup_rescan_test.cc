@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -102,9 +103,15 @@ TEST_F(RescanTest, RestartedContainerIsFollowed) {
   std::string leaf = old_dir.filename().string();
   leaf.replace(leaf.find(old_id), old_id.size(), new_id);
 
+  // The runtime removes the old leaf and creates a new one (the kernel never
+  // renames a cgroup; a directory kept open would follow a rename).
+  const auto recreate = [](const fs::path& from, const fs::path& to) {
+    fs::copy(from, to, fs::copy_options::recursive);
+    fs::remove_all(from);
+  };
   ASSERT_EQ(Collect(pods_).pod_samples.at(pods_[0].uid).containers.size(),
             pods_[0].containers.size());
-  fs::rename(old_dir, old_dir.parent_path() / leaf);
+  recreate(old_dir, old_dir.parent_path() / leaf);
 
   PodList with_ids = pods_;
   with_ids[0].containers[0].id = new_id;
@@ -116,7 +123,7 @@ TEST_F(RescanTest, RestartedContainerIsFollowed) {
 
   PodList without_ids = pods_;
   for (auto& pod : without_ids) pod.containers.clear();
-  fs::rename(old_dir.parent_path() / leaf, old_dir);  // back to the old id
+  recreate(old_dir.parent_path() / leaf, old_dir);  // back to the old id
   auto ids = [](const PodSample& pod) {
     std::set<std::string> out;
     for (const auto& c : pod.containers) out.insert(c.id);
@@ -129,6 +136,28 @@ TEST_F(RescanTest, RestartedContainerIsFollowed) {
   EXPECT_TRUE(ids(found).contains(old_id));
   EXPECT_EQ(ids(found),
             ids(CollectFresh(without_ids).pod_samples.at(pods_[0].uid)));
+}
+
+// Limits change only when a pod is resized: they are read on the pod's
+// first cycle and every 12th after (a minute at the default interval).
+TEST_F(RescanTest, AResizedLimitIsReadWithinTwelveCycles) {
+  const fs::path max = PodDir(0) / "memory.max";
+  ASSERT_TRUE(fs::exists(max));
+  const auto limit = [&] {
+    return Collect(pods_)
+        .pod_samples.at(pods_[0].uid)
+        .cgroup.memory.limit_bytes;
+  };
+  const auto before = limit();
+  ASSERT_NE(before, std::optional<uint64_t>(123456789));
+  {
+    std::ofstream resized(max);  // in place, as the kernel's file changes
+    resized << "123456789\n";
+  }
+  for (int cycle = 2; cycle <= 12; ++cycle) {
+    EXPECT_EQ(limit(), before) << "cycle " << cycle;
+  }
+  EXPECT_EQ(limit(), std::optional<uint64_t>(123456789));
 }
 
 }  // namespace

@@ -129,5 +129,59 @@ TEST(ProcessStatesTest, TheKernelShowsAStoppedChild) {
   }));
 }
 
+// Across cycles the reader keeps each process's files open: a child whose
+// main thread sleeps while another thread spins reads R in every cycle,
+// nothing once it is gone, and every kept descriptor goes back to the
+// budget.
+TEST(ProcessStatesTest, AKeptReaderFollowsThreadsAndLetsGo) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::thread spin([] {
+      const auto end =
+          std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (std::chrono::steady_clock::now() < end) {
+      }
+    });
+    spin.detach();
+    for (;;) ::pause();
+  }
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      if (pid <= 0) return;
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reap{child};
+  OpenFileBudget budget(100);
+  {
+    ProcessStateReader reader("/proc", &budget);
+    // Until the main thread sleeps in pause() and the spinning one makes
+    // the process R: the task directory and the threads' files are kept
+    // then (stat, directory, two threads).
+    bool spinning = false;
+    for (int i = 0; i < 200 && !spinning; ++i) {
+      const auto s = reader.Read({child});
+      spinning = s && *s == ProcessStates{.running = 1} && budget.left() <= 96;
+      reader.EndCycle();
+      if (!spinning) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_TRUE(spinning) << budget.left() << " descriptors left";
+    const auto again = reader.Read({child});
+    ASSERT_TRUE(again);
+    EXPECT_EQ(*again, ProcessStates{.running = 1});
+    reader.EndCycle();
+
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    reap.pid = -1;
+    EXPECT_FALSE(reader.Read({child}));
+    reader.EndCycle();
+    EXPECT_EQ(budget.left(), 100u);
+  }
+  EXPECT_EQ(budget.left(), 100u);
+}
+
 }  // namespace
 }  // namespace trainscope
