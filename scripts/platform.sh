@@ -134,11 +134,25 @@ dir=$(cd "$dir" && pwd)
 # N distinct free loopback ports, one per line: every socket stays bound
 # until all are chosen, since the kernel hands a port it just freed out
 # again (two calls once gave etcd's peer port to kube-apiserver too).
+# Ports for the servers, below the kernel's ephemeral range: a port the
+# kernel hands out for bind(0) lies inside it, where any connect() (the
+# other scenarios' agents, API servers and etcds) may take it before etcd
+# binds it (CI saw "bind: address already in use" on etcd's peer port).
+# Random ones from 10000 up to the range's start, each checked by binding
+# it, held until all are chosen so they differ.
 free_ports() {
-  python3 -c 'import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks: s.bind(("127.0.0.1", 0))
-print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1"
+  python3 -c 'import random, socket, sys
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+top = low - 1 if low > 11000 else 65535
+held = []
+while len(held) < int(sys.argv[1]):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", random.randint(10000, top)))
+        held.append(s)
+    except OSError:
+        s.close()
+print("\n".join(str(s.getsockname()[1]) for s in held))' "$1"
 }
 free_port() { free_ports 1; }
 
