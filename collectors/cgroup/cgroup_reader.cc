@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <sys/stat.h>
 #include <sys/vfs.h>
 
 #include <cerrno>
@@ -40,13 +39,6 @@ auto LazyKeys(ReadFn read) {
   };
 }
 
-// A directory removed since it was opened (no links left). Files kept open
-// in it would go on reading their last content.
-bool Removed(int dir_fd) {
-  struct stat st {};
-  return ::fstat(dir_fd, &st) != 0 || st.st_nlink == 0;
-}
-
 }  // namespace
 
 CgroupDir::CgroupDir(CgroupHierarchies hierarchies, std::string relative_path,
@@ -69,7 +61,7 @@ void CgroupDir::CloseFiles(OpenDir& dir) {
 void CgroupDir::Refresh() {
   for (auto it = dirs_.begin(); it != dirs_.end();) {
     OpenDir& dir = it->second;
-    if (dir.fd.valid() && (dir.on_cgroupfs || !Removed(dir.fd.get()))) {
+    if (dir.fd.valid() && dir.on_cgroupfs) {
       ++it;
       continue;
     }
@@ -125,8 +117,9 @@ std::optional<std::string> CgroupDir::Read(const fs::path& hierarchy,
                                            const char* file) {
   OpenDir* dir = Dir(hierarchy);
   if (dir == nullptr) return std::nullopt;
-  auto content = budget_ != nullptr ? ReadKept(*dir, file)
-                                    : ReadSmallFileAt(dir->fd.get(), file);
+  auto content = dir->on_cgroupfs && budget_ != nullptr
+                     ? ReadKept(*dir, file)
+                     : ReadSmallFileAt(dir->fd.get(), file);
   // Absent files are normal (v2 files on a hybrid host, PSI on old kernels);
   // only files that exist but cannot be read are worth a log line.
   if (!content && errno != ENOENT && errno != ENODEV) {

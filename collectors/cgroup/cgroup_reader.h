@@ -17,11 +17,11 @@ namespace trainscope {
 // One cgroup (pod or container), given relative to the hierarchy roots, in
 // every hierarchy it lives in. Each directory is opened once (O_PATH), so an
 // interface file costs one single-component openat instead of a walk down
-// the whole path. The files read are also kept open (within the budget)
-// and read again with pread, so a cycle costs one syscall per file
-// instead of three: at 110 pods, opening and closing them was a third of
-// the agent's CPU (a kept descriptor follows its file, not its name: test
-// fixtures rewrite files in place). Never throws for I/O errors.
+// the whole path. On cgroupfs the directories and the files read are also
+// kept open between cycles (within the budget) and read again with pread,
+// so a cycle costs one syscall per file instead of three: at 110 pods,
+// opening and closing them was a third of the agent's CPU. Never throws
+// for I/O errors.
 class CgroupDir {
  public:
   // `budget` lends descriptors for files kept open; nullptr keeps none.
@@ -31,7 +31,8 @@ class CgroupDir {
   CgroupDir(const CgroupDir&) = delete;
   CgroupDir& operator=(const CgroupDir&) = delete;
 
-  // Starts a cycle: directories absent last time are looked for again.
+  // Starts a cycle: directories absent last time, and any not on cgroupfs,
+  // are opened again.
   void Refresh();
 
   // Whether the cgroup's directory exists in any hierarchy read from.
@@ -55,8 +56,11 @@ class CgroupDir {
  private:
   struct OpenDir {
     UniqueFd fd;
-    // A removed cgroup's files fail to read; elsewhere (a test's fixture
-    // tree) Refresh() checks that the directory still exists.
+    // Kept between cycles, with its files, on cgroupfs only: the kernel
+    // never renames or replaces a cgroup's files, and a removed cgroup's
+    // fail to read. A test's fixture tree may rename a directory or replace
+    // a file by rename, which a kept descriptor would not follow: there
+    // both are opened again each cycle, as by path.
     bool on_cgroupfs = false;
     std::map<std::string, UniqueFd, std::less<>> files;
   };
