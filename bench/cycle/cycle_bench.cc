@@ -1,6 +1,7 @@
 // The agent's per-cycle work on a synthetic node of N pods, for a
-// deterministic cost count (bench/cycle/check.py runs it under callgrind and
-// strace; docs/performance.md, "Per-cycle cost check"). Each measured cycle
+// deterministic cost count (bench/cycle/check.py runs it under callgrind,
+// which also traces its syscalls; docs/performance.md, "Per-cycle cost
+// check"). Each measured cycle
 // is what the agent does every --interval: the registry's collectors over
 // the host files (Sampler::RunOnce), the diagnosis update after it, and one
 // /metrics render. Fixture writes between cycles are outside the
@@ -29,6 +30,7 @@
 #include "history.h"
 #include "sampler.h"
 #include "synthetic_node.h"
+#include "trainscope/strict_number.h"
 
 namespace trainscope::cycle_bench {
 namespace {
@@ -36,8 +38,8 @@ namespace {
 // As the agent (agent.cc): the diagnosis reads at most 60 samples.
 constexpr size_t kDiagnosisHistorySamples = 60;
 
-// Paths no host has: check.py finds these access(2) calls in strace's
-// output and counts only the syscalls between them.
+// Paths no host has: check.py finds these access(2) calls in valgrind's
+// syscall trace and counts only the syscalls between them.
 constexpr const char* kBeginMarker = "/trainscope-cycle-bench:begin";
 constexpr const char* kEndMarker = "/trainscope-cycle-bench:end";
 
@@ -47,16 +49,15 @@ struct Options {
   int warmup = 2;
 };
 
+// The flags' numbers, parsed as the agent parses its own (no sign, no hex,
+// no trailing junk), between `min` and 100,000.
 bool ParseInt(std::string_view text, int min, int* out) {
-  try {
-    size_t used = 0;
-    const int value = std::stoi(std::string(text), &used);
-    if (used != text.size() || value < min) return false;
-    *out = value;
-    return true;
-  } catch (const std::exception&) {
+  const auto value = ParseWholeNumber(text);
+  if (!value || *value < static_cast<uint64_t>(min) || *value > 100000) {
     return false;
   }
+  *out = static_cast<int>(*value);
+  return true;
 }
 
 bool ParseOptions(int argc, char** argv, Options* options) {
