@@ -12,10 +12,9 @@
 namespace trainscope::cycle_bench {
 
 // The files whose contents change each cycle, each kept open and rewritten
-// in place with ftruncate + pwrite: the same inode (as a kernel file, so a
-// reader that keeps it open sees the new value), and no openat/write/close
-// that the syscall count (strace, which skips pwrite64 and ftruncate) would
-// have to tell from the agent's.
+// in place with ftruncate + pwrite: the same inode, as a kernel file, and
+// no openat/write/close between the cycles' syscall markers (the writes
+// happen outside them) that the count would have to tell from the agent's.
 class CounterFiles {
  public:
   // Throws std::runtime_error when the file cannot be opened or written.
