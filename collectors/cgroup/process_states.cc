@@ -120,21 +120,19 @@ ProcessStateReader::ProcessStateReader(std::filesystem::path proc,
 
 ProcessStateReader::~ProcessStateReader() {
   for (const auto& [pid, kept] : processes_) {
-    for (size_t i = 0; i < kept.held; ++i) budget_->Give();
+    for (size_t i = 0; i < kept.Held(); ++i) budget_->Give();
   }
 }
 
-bool ProcessStateReader::Keep(Kept& kept, UniqueFd& slot, UniqueFd& fd) {
+bool ProcessStateReader::Keep(UniqueFd& slot, UniqueFd& fd) {
   if (!budget_->Take()) return false;
   slot = std::move(fd);
-  ++kept.held;
   return true;
 }
 
-void ProcessStateReader::Drop(Kept& kept, UniqueFd& slot) {
+void ProcessStateReader::Drop(UniqueFd& slot) {
   if (!slot.valid()) return;
   slot.reset();
-  --kept.held;
   budget_->Give();
 }
 
@@ -142,16 +140,16 @@ std::optional<char> ProcessStateReader::MainThreadState(int pid, Kept& kept) {
   if (kept.stat.valid()) {
     if (auto state = StateIn(RereadSmallFile(kept.stat.get()))) return state;
     // Exited (ESRCH): its PID may name another process by now.
-    for (auto& [tid, fd] : kept.thread_stats) Drop(kept, fd);
+    for (auto& [tid, fd] : kept.thread_stats) Drop(fd);
     kept.thread_stats.clear();
-    Drop(kept, kept.tasks);
-    Drop(kept, kept.stat);
+    Drop(kept.tasks);
+    Drop(kept.stat);
   }
   const std::filesystem::path file = proc_ / std::to_string(pid) / "stat";
   UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return std::nullopt;
   auto state = StateIn(RereadSmallFile(fd.get()));
-  if (state) Keep(kept, kept.stat, fd);
+  if (state) Keep(kept.stat, fd);
   return state;
 }
 
@@ -159,7 +157,7 @@ std::optional<char> ProcessStateReader::ThreadState(Kept& kept, int tid) {
   if (const auto it = kept.thread_stats.find(tid);
       it != kept.thread_stats.end()) {
     if (auto state = StateIn(RereadSmallFile(it->second.get()))) return state;
-    Drop(kept, it->second);
+    Drop(it->second);
     kept.thread_stats.erase(it);
   }
   const std::string name = std::to_string(tid) + "/stat";
@@ -168,7 +166,7 @@ std::optional<char> ProcessStateReader::ThreadState(Kept& kept, int tid) {
   auto state = StateIn(RereadSmallFile(fd.get()));
   if (state && kept.thread_stats.size() < kMaxKeptThreads) {
     UniqueFd slot;
-    if (Keep(kept, slot, fd)) kept.thread_stats.emplace(tid, std::move(slot));
+    if (Keep(slot, fd)) kept.thread_stats.emplace(tid, std::move(slot));
   }
   return state;
 }
@@ -179,7 +177,7 @@ char ProcessStateReader::WithKeptThreads(int pid, Kept& kept, char main_state) {
     const std::filesystem::path dir = proc_ / std::to_string(pid) / "task";
     UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd.valid()) return main_state;
-    if (!Keep(kept, kept.tasks, fd)) return WithThreads(dir, main_state);
+    if (!Keep(kept.tasks, fd)) return WithThreads(dir, main_state);
   }
   const auto tids = ThreadIds(kept.tasks.get());
   if (!tids) return main_state;
@@ -196,7 +194,7 @@ char ProcessStateReader::WithKeptThreads(int pid, Kept& kept, char main_state) {
       ++it;
       continue;
     }
-    Drop(kept, it->second);
+    Drop(it->second);
     it = kept.thread_stats.erase(it);
   }
   return running ? 'R' : main_state;
@@ -230,7 +228,7 @@ void ProcessStateReader::EndCycle() {
   std::erase_if(processes_, [this](const auto& entry) {
     const Kept& kept = entry.second;
     if (kept.used && kept.stat.valid()) return false;
-    for (size_t i = 0; i < kept.held; ++i) budget_->Give();
+    for (size_t i = 0; i < kept.Held(); ++i) budget_->Give();
     return true;
   });
   for (auto& [pid, kept] : processes_) kept.used = false;

@@ -47,7 +47,11 @@ class ProcessStateReader {
     UniqueFd stat;
     UniqueFd tasks;  // the task directory, listed again each cycle
     std::map<int, UniqueFd> thread_stats;
-    size_t held = 0;  // descriptors taken from the budget
+    // Descriptors taken from the budget: only kept ones are held.
+    size_t Held() const {
+      return (stat.valid() ? 1 : 0) + (tasks.valid() ? 1 : 0) +
+             thread_stats.size();
+    }
     bool used = false;
   };
 
@@ -55,8 +59,8 @@ class ProcessStateReader {
   char WithKeptThreads(int pid, Kept& kept, char main_state);
   std::optional<char> ThreadState(Kept& kept, int tid);
   // Keeps `fd` in `slot` when the budget allows; false leaves it to close.
-  bool Keep(Kept& kept, UniqueFd& slot, UniqueFd& fd);
-  void Drop(Kept& kept, UniqueFd& slot);
+  bool Keep(UniqueFd& slot, UniqueFd& fd);
+  void Drop(UniqueFd& slot);
 
   std::filesystem::path proc_;
   OpenFileBudget* budget_;
