@@ -6,8 +6,8 @@
 #include <cmath>
 #include <set>
 
-#include "api_views.h"
 #include "collector_registry.h"
+#include "diagnosis/diagnosis.h"
 #include "discovery/pod_source_factory.h"
 #include "exporter/diagnosis_families.h"
 #include "exporter/discovery_families.h"
@@ -16,6 +16,7 @@
 #include "exporter/http_families.h"
 #include "exporter/ps_share_families.h"
 #include "profile_endpoint.h"
+#include "report/report_json.h"
 #include "report_page/page.h"
 
 namespace trainscope {
@@ -246,9 +247,11 @@ nlohmann::json Agent::ReportJson() const {
 }
 
 void Agent::AddProfileEvidence(nlohmann::json& diagnosis) const {
-  static const std::set<std::string> kKinds = {
-      "hot_parameter_server", "parameter_server_cpu_saturated",
-      "straggler_worker", "allreduce_straggler"};
+  static const std::set<std::string, std::less<>> kKinds = {
+      std::string(diagnosis::kHotParameterServer),
+      std::string(diagnosis::kPsCpuSaturated),
+      std::string(diagnosis::kStragglerWorker),
+      std::string(diagnosis::kAllreduceStraggler)};
   if (!continuous_ || !diagnosis.is_object() ||
       !kKinds.count(diagnosis.value("kind", "")) ||
       !diagnosis.contains("evidence") || !diagnosis["evidence"].is_object()) {

@@ -6,11 +6,11 @@
 #include "diagnosis/runner.h"
 #include "discovery/pod_source.h"
 #include "exporter/exporter.h"
-#include "history.h"
-#include "http_server.h"
+#include "http/server.h"
 #include "profiler/continuous_profiler.h"
 #include "profiler/profiler_service.h"
-#include "sampler.h"
+#include "sampling/history.h"
+#include "sampling/sampler.h"
 #include "trainscope/pod.h"
 
 namespace trainscope {

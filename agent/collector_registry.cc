@@ -6,19 +6,26 @@
 #include "exporter/pod_status_families.h"
 #include "flows/flows_collector.h"
 #include "flows/flows_families.h"
+#include "flows/flows_flags.h"
 #include "gpu/gpu_collector.h"
 #include "gpu/gpu_families.h"
+#include "gpu/gpu_flags.h"
 #include "node/node_collector.h"
 #include "node/node_families.h"
+#include "node/node_flags.h"
 #include "procnet/procnet_collector.h"
 #include "profiler/profiler_collector.h"
+#include "profiler/profiler_flags.h"
 
 namespace trainscope {
 namespace {
 
-// One collector: how the flags make it (null when they turn it off) and its
-// section of /metrics (empty when another collector's section carries it).
+// One collector: its flags (declared in its folder, writing its options in
+// the config; null when it has none), how the flags make it (null when they
+// turn it off) and its section of /metrics (empty when another collector's
+// section carries it).
 struct CollectorEntry {
+  std::function<CollectorFlagsPtr(AgentConfig&)> flags;
   std::function<CollectorPtr(const AgentConfig&, const ProfilerHandles&)> make;
   FamilySection section;
 };
@@ -27,29 +34,47 @@ const std::vector<CollectorEntry>& CollectorRegistry() {
   static const std::vector<CollectorEntry> registry = {
       // cgroup first: it finds each pod's cgroups and PIDs that procnet
       // uses; its section is every pod's series, procnet's included.
-      {[](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
+      {nullptr,
+       [](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
          return std::make_unique<CgroupCollector>(c.host);
        },
        AppendPodFamilies},
-      {[](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
+      {nullptr,
+       [](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
          return std::make_unique<ProcNetCollector>(c.host);
        },
        {}},
       // flows after cgroup: it treats pods with a cgroup sample as local.
-      {[](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
+      {[](AgentConfig& c) -> CollectorFlagsPtr {
+         return std::make_unique<FlowsFlags>(&c.flows, &c.node_name);
+       },
+       [](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
          if (c.flows.mode == FlowsMode::kOff) return nullptr;
          return std::make_unique<FlowsCollector>(c.flows, c.host);
        },
        AppendFlowsFamilies},
-      {[](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
+      {[](AgentConfig& c) -> CollectorFlagsPtr {
+         return std::make_unique<NodeFlags>(&c.node);
+       },
+       [](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
          return std::make_unique<NodeCollector>(c.host, c.node);
        },
        AppendNodeFamilies},
-      {[](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
+      {[](AgentConfig& c) -> CollectorFlagsPtr {
+         return std::make_unique<GpuFlags>(&c.nvml_library);
+       },
+       [](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
          return std::make_unique<GpuCollector>(c.host, c.nvml_library);
        },
        AppendGpuFamilies},
-      {[](const AgentConfig&, const ProfilerHandles& p) -> CollectorPtr {
+      // After flows: the profiler's BPF programs attach under its
+      // --cgroup2-path.
+      {[](AgentConfig& c) -> CollectorFlagsPtr {
+         return std::make_unique<profiler::ProfilerFlags>(
+             &c.on_demand_profiler, &c.continuous_profiler, &c.host,
+             &c.flows.cgroup2_path);
+       },
+       [](const AgentConfig&, const ProfilerHandles& p) -> CollectorPtr {
          if (!p.on_demand) return nullptr;
          return std::make_unique<profiler::ProfilerCollector>(p.on_demand,
                                                               p.continuous);
@@ -60,6 +85,14 @@ const std::vector<CollectorEntry>& CollectorRegistry() {
 }
 
 }  // namespace
+
+std::vector<CollectorFlagsPtr> MakeCollectorFlags(AgentConfig& config) {
+  std::vector<CollectorFlagsPtr> flags;
+  for (const CollectorEntry& entry : CollectorRegistry()) {
+    if (entry.flags) flags.push_back(entry.flags(config));
+  }
+  return flags;
+}
 
 std::vector<CollectorPtr> MakeCollectors(const AgentConfig& config,
                                          const ProfilerHandles& profilers) {

@@ -5,10 +5,11 @@
 #include <vector>
 
 #include "config.h"
-#include "exporter/export_context.h"
+#include "exposition/export_context.h"
 #include "profiler/continuous_profiler.h"
 #include "profiler/profiler_service.h"
 #include "trainscope/collector.h"
+#include "trainscope/collector_flags.h"
 
 namespace trainscope {
 
@@ -21,9 +22,13 @@ struct ProfilerHandles {
 };
 
 // The registry (collector_registry.cc): every collector, in the order they
-// run each cycle, with the section of /metrics that exports its part of the
-// snapshot. Adding a collector is its folder (collector, parser, section)
-// plus one entry there; no static self-registration.
+// run each cycle, with its flags and the section of /metrics that exports
+// its part of the snapshot. Adding a collector is its folder (collector,
+// parser, flags, section) plus one entry there; no static self-registration.
+
+// The collectors' flags, in registry order (their --help order), writing
+// into `config`'s options of each collector; `config` must outlive them.
+std::vector<CollectorFlagsPtr> MakeCollectorFlags(AgentConfig& config);
 
 // The collectors the flags turn on, in registry order.
 std::vector<CollectorPtr> MakeCollectors(const AgentConfig& config,

@@ -33,20 +33,6 @@ std::string CheckHostDir(const char* flag, const std::filesystem::path& dir) {
   return {};
 }
 
-// "a, b,,c" -> {"a", "b", "c"} (spaces dropped when `trim`).
-std::vector<std::string> SplitCommaList(std::string_view text, bool trim) {
-  std::vector<std::string> out;
-  for (std::string_view rest = text; !rest.empty();) {
-    const size_t comma = rest.find(',');
-    std::string item(rest.substr(0, comma));
-    rest = comma == std::string_view::npos ? std::string_view()
-                                           : rest.substr(comma + 1);
-    if (trim) std::erase_if(item, [](char c) { return c == ' '; });
-    if (!item.empty()) out.push_back(std::move(item));
-  }
-  return out;
-}
-
 // Each step turns the text of some flags into `cfg`; "" or what is wrong.
 using Step = std::string (*)(const FlagText&, AgentConfig&);
 
@@ -110,54 +96,6 @@ std::string ApplyPodFilter(const FlagText& text, AgentConfig& cfg) {
   return {};
 }
 
-std::string ApplyFlows(const FlagText& text, AgentConfig& cfg) {
-  FlowsOptions& f = cfg.flows;
-  f.mode = *EnumFromName(kFlowsModeNames, text.flows);
-  f.pcap_interfaces = SplitCommaList(text.pcap_interfaces, false);
-  f.training_ports.clear();
-  for (const std::string& item : SplitCommaList(text.training_ports, false)) {
-    int port = 0;
-    auto [ptr, ec] =
-        std::from_chars(item.data(), item.data() + item.size(), port);
-    if (ec != std::errc() || ptr != item.data() + item.size() || port < 1 ||
-        port > 65535) {
-      return "--training-ports " + text.training_ports +
-             ": expected a comma-separated list of ports 1-65535";
-    }
-    f.training_ports.push_back(static_cast<uint16_t>(port));
-  }
-  if (f.mode == FlowsMode::kPcap && f.training_ports.empty())
-    return "--training-ports: pcap mode needs at least one port";
-  f.cgroup2_path = text.cgroup2_path;
-  f.node_name = cfg.node_name;
-  return {};
-}
-
-std::string ApplyNodeLink(const FlagText& text, AgentConfig& cfg) {
-  cfg.node.interfaces = SplitCommaList(text.node_interfaces, true);
-  for (const std::string& name : cfg.node.interfaces) {
-    if (name.size() >= 16 || name.find('/') != std::string::npos) {
-      return "--node-interfaces: \"" + name +
-             "\" is not an interface name (at most 15 characters, no '/')";
-    }
-  }
-  if (text.node_link_mbit > 0)
-    cfg.node.link_speed_bytes_per_second = text.node_link_mbit * 1e6 / 8;
-  return {};
-}
-
-std::string ApplyProfiler(const FlagText& text, AgentConfig& cfg) {
-  cfg.on_demand_profiler->host = cfg.continuous_profiler->host = cfg.host;
-  cfg.on_demand_profiler->cgroup2_path = cfg.continuous_profiler->cgroup2_path =
-      text.cgroup2_path;
-  cfg.continuous_profiler->offcpu = text.profile_continuous_offcpu == "on";
-  // The continuous profile runs on the profiler's machinery.
-  if (text.profiler != "on" || text.profile_continuous != "on")
-    cfg.continuous_profiler.reset();
-  if (text.profiler != "on") cfg.on_demand_profiler.reset();
-  return {};
-}
-
 }  // namespace
 
 bool SplitListenAddress(const std::string& listen, std::string* host,
@@ -197,15 +135,20 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
     return ExitRequest{app.exit(e) == 0 ? 0 : 2};
   }
   // In this order: later steps read what earlier ones set (the node name,
-  // the host paths).
-  const Step steps[] = {ApplyServer,    ApplyHostPaths, ApplyDiscovery,
-                        ApplyPodFilter, ApplyFlows,     ApplyNodeLink,
-                        ApplyProfiler};
+  // the host paths); the collectors' flags last, in registry order.
+  const Step steps[] = {ApplyServer, ApplyHostPaths, ApplyDiscovery,
+                        ApplyPodFilter};
+  std::string error;
   for (const Step& step : steps) {
-    if (std::string error = step(text, cfg); !error.empty()) {
-      std::cerr << "trainscope-agent: " << error << "\n";
-      return ExitRequest{2};
-    }
+    if (error = step(text, cfg); !error.empty()) break;
+  }
+  for (const CollectorFlagsPtr& flags : text.collectors) {
+    if (!error.empty()) break;
+    error = flags->Finish();
+  }
+  if (!error.empty()) {
+    std::cerr << "trainscope-agent: " << error << "\n";
+    return ExitRequest{2};
   }
   return cfg;
 }

@@ -5,13 +5,13 @@
 #include <variant>
 
 #include "discovery/discovery_config.h"
-#include "exporter/pod_filter.h"
+#include "exposition/pod_filter.h"
 #include "flows/flows_options.h"
-#include "http_connections.h"
+#include "http/connections.h"
+#include "http/web_config.h"
 #include "node/node_collector.h"
 #include "profiler/profiler_options.h"
 #include "trainscope/host_paths.h"
-#include "web_config.h"
 
 namespace trainscope {
 

@@ -3,7 +3,8 @@
 #include <chrono>
 #include <string>
 
-#include "http_flags.h"
+#include "collector_registry.h"
+#include "http/flags.h"
 #include "trainscope/flag_checks.h"
 #include "version.h"
 
@@ -15,11 +16,6 @@ namespace {
 // diagnosis window (60 snapshots) spans days.
 constexpr double kMinIntervalSeconds = 0.1;
 constexpr double kMaxIntervalSeconds = 3600;
-// 10 Tbit/s: above any NIC or bond made; a larger figure is a typo.
-constexpr double kMaxLinkMbit = 1e7;
-// A burst gap under a millisecond cuts every packet into its own burst: a
-// ring-buffer event per packet for nothing a step rate could use.
-constexpr double kMinBurstGapSeconds = 0.001;
 
 }  // namespace
 
@@ -126,116 +122,11 @@ void AddHostFlags(CLI::App& app, AgentConfig& cfg, FlagText& text) {
                  "Host cgroup file system root")
       ->envname("TRAINSCOPE_CGROUP_ROOT")
       ->capture_default_str();
-  app.add_option("--nvml-library", cfg.nvml_library,
-                 "NVML library to dlopen for GPU metrics")
-      ->envname("TRAINSCOPE_NVML_LIBRARY")
-      ->capture_default_str();
   app.add_option("--history", cfg.history_size,
                  "Snapshots kept in memory for the diagnosis window")
       ->envname("TRAINSCOPE_HISTORY")
       ->capture_default_str()
       ->check(WholeNumberIn(2, 100000));
-}
-
-void AddFlowsFlags(CLI::App& app, AgentConfig& cfg, FlagText& text) {
-  app.add_option("--flows", text.flows,
-                 "Per-peer traffic source: ebpf (cgroup_skb; falls back to "
-                 "pcap when BPF cannot attach), pcap (libpcap on "
-                 "--pcap-interfaces), off")
-      ->envname("TRAINSCOPE_FLOWS")
-      ->capture_default_str()
-      ->check(CLI::IsMember(EnumNames(kFlowsModeNames)));
-  app.add_option("--pcap-interfaces", text.pcap_interfaces,
-                 "Comma-separated interfaces for pcap mode (default: the "
-                 "node's physical NICs; \"any\" captures all)")
-      ->envname("TRAINSCOPE_PCAP_INTERFACES");
-  app.add_option("--node-interfaces", text.node_interfaces,
-                 "Comma-separated interfaces that are the node's link, for "
-                 "node traffic and network saturation (default: the NICs "
-                 "with a backing device; bonds, VLANs and bridges have none)")
-      ->envname("TRAINSCOPE_NODE_INTERFACES");
-  app.add_option("--node-link-mbit", text.node_link_mbit,
-                 "Capacity of the node's link in Mbit/s per direction, when "
-                 "the driver reports none or the link is shaped (cloud "
-                 "instance caps); 0 = the driver's speed")
-      ->envname("TRAINSCOPE_NODE_LINK_MBIT")
-      ->check(NumberIn(0, kMaxLinkMbit, true));
-  app.add_option("--training-ports", text.training_ports,
-                 "Comma-separated training ports pcap mode captures (both "
-                 "directions)")
-      ->envname("TRAINSCOPE_TRAINING_PORTS")
-      ->capture_default_str();
-  app.add_option("--flow-map-entries", cfg.flows.map_entries,
-                 "Entries of the in-kernel flow map (LRU; one per pod, peer, "
-                 "port pair and direction)")
-      ->envname("TRAINSCOPE_FLOW_MAP_ENTRIES")
-      ->capture_default_str()
-      ->check(WholeNumberIn(1, 1 << 24));
-  app.add_option("--step-burst-gap", cfg.flows.burst_gap_s,
-                 "Seconds of silence that end an exchange burst between a "
-                 "pod and a peer; training step rates are the period of "
-                 "these bursts and the diagnoses' costs their share of time "
-                 "(0 = neither; a gap longer than the compute between "
-                 "exchanges makes costs run high: docs/diagnosis.md)")
-      ->envname("TRAINSCOPE_STEP_BURST_GAP")
-      ->capture_default_str()
-      ->check(ZeroOrNumberIn(kMinBurstGapSeconds, 1));
-  app.add_option("--pcap-buffer-bytes", cfg.flows.pcap_buffer_bytes,
-                 "Kernel ring buffer per captured interface in pcap mode")
-      ->envname("TRAINSCOPE_PCAP_BUFFER_BYTES")
-      ->capture_default_str()
-      ->check(WholeNumberIn(1 << 16, 1 << 30));
-  app.add_option("--cgroup2-path", text.cgroup2_path,
-                 "cgroup v2 mount the eBPF programs attach under (default: "
-                 "--cgroup-root if it is cgroup2, else <cgroup-root>/unified)")
-      ->envname("TRAINSCOPE_CGROUP2_PATH");
-}
-
-void AddProfilerFlags(CLI::App& app, AgentConfig& cfg, FlagText& text) {
-  app.add_option("--profiler", text.profiler,
-                 "On-demand CPU/off-CPU profiles of pods through "
-                 "/api/v1/profile (perf_event + BPF; docs/profiling.md)")
-      ->envname("TRAINSCOPE_PROFILER")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--profile-max-seconds", cfg.on_demand_profiler->max_seconds,
-                 "Longest profile /api/v1/profile accepts (seconds=)")
-      ->envname("TRAINSCOPE_PROFILE_MAX_SECONDS")
-      ->capture_default_str()
-      ->check(WholeNumberIn(1, 3600));
-  app.add_option("--profile-max-concurrent",
-                 cfg.on_demand_profiler->max_concurrent,
-                 "Profiles running at once on this node (one per pod); one "
-                 "more is answered 429")
-      ->envname("TRAINSCOPE_PROFILE_MAX_CONCURRENT")
-      ->capture_default_str()
-      ->check(WholeNumberIn(1, 64));
-  app.add_option("--profile-max-hz", cfg.on_demand_profiler->max_hz,
-                 "Highest sampling rate (hz=, per CPU) a CPU profile may ask "
-                 "for; the default rate is 99")
-      ->envname("TRAINSCOPE_PROFILE_MAX_HZ")
-      ->capture_default_str()
-      ->check(WholeNumberIn(1, 10000));
-  app.add_option("--profile-continuous", text.profile_continuous,
-                 "Low-rate CPU profiling of every training pod, kept as each "
-                 "pod's top functions over the last 5 minutes "
-                 "(/api/v1/profile/top, diagnosis evidence); needs "
-                 "--profiler on")
-      ->envname("TRAINSCOPE_PROFILE_CONTINUOUS")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--profile-continuous-hz", cfg.continuous_profiler->hz,
-                 "Samples per second per CPU of the continuous profile")
-      ->envname("TRAINSCOPE_PROFILE_CONTINUOUS_HZ")
-      ->capture_default_str()
-      ->check(WholeNumberIn(1, 1000));
-  app.add_option("--profile-continuous-offcpu", text.profile_continuous_offcpu,
-                 "Also keep each training pod's top off-CPU wait sites "
-                 "(sched_switch on every context switch of the node; "
-                 "/api/v1/profile/top?type=offcpu, straggler evidence)")
-      ->envname("TRAINSCOPE_PROFILE_CONTINUOUS_OFFCPU")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"on", "off"}));
 }
 
 void AddLogFlags(CLI::App& app, AgentConfig& cfg) {
@@ -257,8 +148,8 @@ void AddAgentFlags(CLI::App& app, AgentConfig& cfg, FlagText& text) {
   AddServerFlags(app, cfg);
   AddDiscoveryFlags(app, cfg, text);
   AddHostFlags(app, cfg, text);
-  AddFlowsFlags(app, cfg, text);
-  AddProfilerFlags(app, cfg, text);
+  text.collectors = MakeCollectorFlags(cfg);
+  for (const CollectorFlagsPtr& flags : text.collectors) flags->Add(app);
   AddLogFlags(app, cfg);
 }
 

@@ -2,8 +2,10 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "config.h"
+#include "trainscope/collector_flags.h"
 
 namespace trainscope {
 
@@ -20,28 +22,19 @@ struct FlagText {
   std::string peer_pods_namespaces;
   std::string pod_filter = "training";
   std::string pod_namespaces;
-  std::string flows =
-      std::string(NameOfEnum(kFlowsModeNames, FlowsOptions{}.mode));
-  std::string pcap_interfaces;  // comma list; "" = physical NICs
-  std::string training_ports = "2222";
-  std::string cgroup2_path;  // "" = found under --cgroup-root
-  std::string node_interfaces;
-  double node_link_mbit = 0;
-  std::string profiler = "on";
-  std::string profile_continuous = "on";
-  std::string profile_continuous_offcpu = "off";
+  // Each collector's flags (declared in its folder), in registry order.
+  std::vector<CollectorFlagsPtr> collectors;
 };
 
-// The agent's flags, by component, in --help order; every flag also reads
-// TRAINSCOPE_<NAME>. Values land in `cfg` where they need no parsing, else
-// in `text` (and, for the profiler, in the options `cfg` starts with).
+// The agent's own flags, by component, in --help order; every flag also
+// reads TRAINSCOPE_<NAME>. Values land in `cfg` where they need no parsing,
+// else in `text`.
 void AddServerFlags(CLI::App& app, AgentConfig& cfg);
 void AddDiscoveryFlags(CLI::App& app, AgentConfig& cfg, FlagText& text);
 void AddHostFlags(CLI::App& app, AgentConfig& cfg, FlagText& text);
-void AddFlowsFlags(CLI::App& app, AgentConfig& cfg, FlagText& text);
-void AddProfilerFlags(CLI::App& app, AgentConfig& cfg, FlagText& text);
 void AddLogFlags(CLI::App& app, AgentConfig& cfg);
-// Every one of the above, in --help order: the agent's whole flag table.
+// The agent's whole flag table in --help order: the above, with the
+// collectors' flags (collector_registry.h) before the log flags.
 void AddAgentFlags(CLI::App& app, AgentConfig& cfg, FlagText& text);
 
 }  // namespace trainscope

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "http_routes.h"
+#include "http/routes.h"
 #include "profiler/continuous_profiler.h"
 #include "profiler/profiler_service.h"
 #include "trainscope/pod.h"

@@ -70,4 +70,17 @@ CLI::Validator WholeNumberIn(uint64_t min, uint64_t max) {
                });
 }
 
+std::vector<std::string> SplitCommaList(std::string_view text, bool trim) {
+  std::vector<std::string> out;
+  for (std::string_view rest = text; !rest.empty();) {
+    const size_t comma = rest.find(',');
+    std::string item(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view()
+                                           : rest.substr(comma + 1);
+    if (trim) std::erase_if(item, [](char c) { return c == ' '; });
+    if (!item.empty()) out.push_back(std::move(item));
+  }
+  return out;
+}
+
 }  // namespace trainscope

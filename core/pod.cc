@@ -1,7 +1,8 @@
 #include "trainscope/pod.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "trainscope/ascii_case.h"
 
 namespace trainscope {
 
@@ -27,19 +28,8 @@ std::string_view RoleName(Role role) {
   return "";
 }
 
-namespace {
-
-std::string Lower(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return lower;
-}
-
-}  // namespace
-
 std::optional<Role> ParseRole(std::string_view text) {
-  const std::string lower = Lower(text);
+  const std::string lower = AsciiLower(text);
   // MXNet's kvstore `server` (MXJob replica type Server, DMLC_ROLE=server)
   // holds and updates the parameters: a parameter server in every sense the
   // diagnosis cares about.
@@ -72,10 +62,6 @@ std::vector<std::string_view> RoleLabelValues() {
   }
   std::sort(out.begin(), out.end());
   return out;
-}
-
-bool IsTrainingRole(Role role) {
-  return role == Role::kWorker || role == Role::kChief || role == Role::kMaster;
 }
 
 bool RunsTrainingSteps(Role role) {
@@ -111,12 +97,12 @@ std::string_view JobKindName(JobKind kind) {
 }
 
 std::optional<JobKind> ParseJobKind(std::string_view text) {
-  const std::string lower = Lower(text);
+  const std::string lower = AsciiLower(text);
   for (JobKind k : {JobKind::kTFJob, JobKind::kPyTorchJob, JobKind::kMPIJob,
                     JobKind::kMXJob, JobKind::kXGBoostJob, JobKind::kPaddleJob,
                     JobKind::kJAXJob, JobKind::kTrainJob, JobKind::kJobSet,
                     JobKind::kVolcanoJob}) {
-    if (lower == Lower(JobKindName(k))) return k;
+    if (lower == AsciiLower(JobKindName(k))) return k;
   }
   return std::nullopt;
 }
@@ -140,7 +126,7 @@ std::string_view FrameworkName(Framework framework) {
 }
 
 std::optional<Framework> ParseFramework(std::string_view text) {
-  const std::string lower = Lower(text);
+  const std::string lower = AsciiLower(text);
   for (Framework f :
        {Framework::kTensorFlow, Framework::kTensorFlow1,
         Framework::kTensorFlow2, Framework::kPyTorch, Framework::kMXNet}) {

@@ -17,7 +17,6 @@
 #include <fstream>
 #include <iostream>
 
-#include "api_views.h"
 #include "cli/cli_flags.h"
 #include "cli/commands.h"
 #include "cli/report_cluster.h"
@@ -27,6 +26,7 @@
 #include "cli/report_selector.h"
 #include "cli/server_text.h"
 #include "diagnosis/analysis.h"
+#include "report/report_json.h"
 #include "report_page/page.h"
 #include "trainscope/time_format.h"
 

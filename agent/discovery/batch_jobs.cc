@@ -1,9 +1,10 @@
 #include "discovery/batch_jobs.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <string>
+
+#include "trainscope/ascii_case.h"
 
 namespace trainscope {
 namespace {
@@ -15,13 +16,6 @@ constexpr std::string_view kTrainerNodeJob = "node";
 // but from a fieldRef, which discovery does not read).
 constexpr std::string_view kTrainerTorchEnv[] = {"PET_NNODES",
                                                  "PET_MASTER_ADDR"};
-
-std::string Lower(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return lower;
-}
 
 // Non-negative decimal integer, the whole text; -1 otherwise.
 int ParseIndex(std::string_view text) {
@@ -103,7 +97,7 @@ void CompleteVolcano(const PodInfo& pod, TrainingIdentity* id) {
 std::optional<Role> RoleOfLabelValue(std::string_view role_key,
                                      std::string_view value) {
   if (auto role = ParseRole(value)) return role;
-  const std::string lower = Lower(value);
+  const std::string lower = AsciiLower(value);
   if (role_key == kReplicatedJobNameKey) {
     if (lower == kTrainerNodeJob) return Role::kWorker;
     if (lower.size() > 1 && lower.back() == 's') {
@@ -146,7 +140,7 @@ std::optional<JobKind> BatchJobKind(const PodInfo& pod,
   // torchrun environment its torch plugin sets. Its MPI `launcher` shows
   // nothing of the Trainer (plain JobSets name launchers so too) and stays
   // a JobSet.
-  const std::string rjob = Lower(Find(pod.labels, kReplicatedJobNameKey));
+  const std::string rjob = AsciiLower(Find(pod.labels, kReplicatedJobNameKey));
   const bool torch_env =
       std::all_of(std::begin(kTrainerTorchEnv), std::end(kTrainerTorchEnv),
                   [&](std::string_view key) {

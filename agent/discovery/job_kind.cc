@@ -2,22 +2,14 @@
 // which framework it runs. Both only steer wording (recommendations name APIs
 // that exist in the user's framework generation) and which detectors treat a
 // job as allreduce; a wrong guess never hides a pod.
-#include <algorithm>
-#include <cctype>
 #include <string>
 
 #include "discovery/batch_jobs.h"
 #include "discovery/roles.h"
+#include "trainscope/ascii_case.h"
 
 namespace trainscope {
 namespace {
-
-std::string Lower(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return lower;
-}
 
 std::string_view LabelOf(const PodInfo& pod, const std::string& key) {
   auto it = pod.labels.find(key);
@@ -50,7 +42,7 @@ std::optional<JobKind> KindOfOperator(std::string_view name) {
       {"paddlejob-controller", JobKind::kPaddleJob},
       {"jaxjob-controller", JobKind::kJAXJob},
   };
-  const std::string lower = Lower(name);
+  const std::string lower = AsciiLower(name);
   for (const auto& [op, kind] : kOperators) {
     if (lower == op) return kind;
   }
@@ -71,7 +63,7 @@ std::optional<JobKind> KindOfSource(std::string_view source) {
 
 // Replica types that only one job kind has (master and worker are shared).
 std::optional<JobKind> KindOfReplicaType(std::string_view type) {
-  const std::string lower = Lower(type);
+  const std::string lower = AsciiLower(type);
   if (lower == "ps" || lower == "chief" || lower == "evaluator") {
     return JobKind::kTFJob;
   }
@@ -104,8 +96,9 @@ std::pair<std::string, std::string> ImageRepoAndTag(std::string_view image) {
   std::string_view last =
       slash == std::string_view::npos ? image : image.substr(slash + 1);
   const size_t colon = last.find(':');
-  if (colon == std::string_view::npos) return {Lower(last), ""};
-  return {Lower(last.substr(0, colon)), Lower(last.substr(colon + 1))};
+  if (colon == std::string_view::npos) return {AsciiLower(last), ""};
+  return {AsciiLower(last.substr(0, colon)),
+          AsciiLower(last.substr(colon + 1))};
 }
 
 // The framework an image names, with TensorFlow's generation from a tag

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "discovery/batch_jobs.h"
+#include "trainscope/ascii_case.h"
 
 namespace trainscope {
 namespace {
@@ -46,13 +47,6 @@ int ParseIndex(std::string_view text) {
   return value;
 }
 
-std::string Lower(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return lower;
-}
-
 bool IsGeneratedSuffix(std::string_view token) {
   if (token.size() < 5 || token.size() > 10) return false;
   return std::all_of(token.begin(), token.end(), [](char c) {
@@ -66,9 +60,7 @@ bool IsGeneratedSuffix(std::string_view token) {
 std::optional<Role> NameRole(std::string_view token) {
   static constexpr std::string_view kNames[] = {"ps", "worker", "chief",
                                                 "master", "evaluator"};
-  std::string lower(token);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
+  const std::string lower = AsciiLower(token);
   for (auto name : kNames) {
     if (lower == name) return ParseRole(name);
   }
@@ -206,11 +198,11 @@ bool MatchRoleIndex(std::string_view pod_name, RoleOf role_of,
 std::string JobFromName(std::string_view pod_name,
                         std::string_view replica_type) {
   TrainingIdentity id;
-  const std::string want = Lower(replica_type);
+  const std::string want = AsciiLower(replica_type);
   if (MatchRoleIndex(
           pod_name,
           [&](std::string_view token) -> std::optional<Role> {
-            if (Lower(token) == want) return Role::kUnknown;
+            if (AsciiLower(token) == want) return Role::kUnknown;
             return std::nullopt;
           },
           &id)) {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "diagnosis/diagnosis.h"
-#include "exporter/export_context.h"
+#include "exposition/export_context.h"
 
 namespace trainscope {
 

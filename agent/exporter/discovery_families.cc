@@ -1,6 +1,6 @@
 #include "exporter/discovery_families.h"
 
-#include "exporter/family_builder.h"
+#include "exposition/family_builder.h"
 
 namespace trainscope {
 

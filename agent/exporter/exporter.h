@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "discovery/pod_source.h"
-#include "exporter/export_context.h"
-#include "history.h"
+#include "exposition/export_context.h"
+#include "sampling/history.h"
 
 namespace trainscope {
 

@@ -6,7 +6,7 @@
 
 #include "diagnosis/goodput.h"
 #include "diagnosis/runner.h"
-#include "exporter/export_context.h"
+#include "exposition/export_context.h"
 
 namespace trainscope {
 

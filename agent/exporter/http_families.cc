@@ -1,6 +1,6 @@
 #include "exporter/http_families.h"
 
-#include "exporter/family_builder.h"
+#include "exposition/family_builder.h"
 
 namespace trainscope {
 

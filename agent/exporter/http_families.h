@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "http_server.h"
+#include "http/server.h"
 
 namespace trainscope {
 

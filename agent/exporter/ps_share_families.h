@@ -7,7 +7,7 @@
 
 #include "diagnosis/ps_share.h"
 #include "diagnosis/runner.h"
-#include "exporter/export_context.h"
+#include "exposition/export_context.h"
 
 namespace trainscope {
 

@@ -234,8 +234,9 @@ void MarkPods(ReportModel& m) {
         for (auto& pod : *list) {
           if (pod.name != d.pod) continue;
           pod.marks.push_back({d.kind, d.severity});
-          if (d.kind == "hot_parameter_server") pod.hot = true;
-          if (d.kind == "straggler_worker" || d.kind == "allreduce_straggler") {
+          if (d.kind == diagnosis::kHotParameterServer) pod.hot = true;
+          if (d.kind == diagnosis::kStragglerWorker ||
+              d.kind == diagnosis::kAllreduceStraggler) {
             pod.straggler = true;
           }
           in_job = true;
@@ -302,18 +303,18 @@ std::string SeverityClass(const std::string& severity) {
 
 std::string KindTag(const std::string& kind) {
   static const std::map<std::string, std::string> tags = {
-      {"hot_parameter_server", "HOT"},
-      {"parameter_server_cpu_saturated", "CPU"},
-      {"straggler_worker", "SLOW"},
-      {"cpu_throttled", "THR"},
-      {"network_saturated", "NET"},
-      {"memory_pressure", "MEM"},
-      {"input_io_bound", "IO"},
-      {"gpu_underutilized", "GPU"},
-      {"allreduce_straggler", "SLOW"},
-      {"allreduce_slow_link", "LINK"},
-      {"pod_restarting", "RST"},
-      {"gpu_error", "XID"},
+      {std::string(diagnosis::kHotParameterServer), "HOT"},
+      {std::string(diagnosis::kPsCpuSaturated), "CPU"},
+      {std::string(diagnosis::kStragglerWorker), "SLOW"},
+      {std::string(diagnosis::kCpuThrottled), "THR"},
+      {std::string(diagnosis::kNetworkSaturated), "NET"},
+      {std::string(diagnosis::kMemoryPressure), "MEM"},
+      {std::string(diagnosis::kInputIoBound), "IO"},
+      {std::string(diagnosis::kGpuUnderutilized), "GPU"},
+      {std::string(diagnosis::kAllreduceStraggler), "SLOW"},
+      {std::string(diagnosis::kAllreduceSlowLink), "LINK"},
+      {std::string(diagnosis::kPodRestarting), "RST"},
+      {std::string(diagnosis::kGpuError), "XID"},
       {std::string(diagnosis::kTrainingStalled), "STOP"},
   };
   auto it = tags.find(kind);

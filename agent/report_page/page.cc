@@ -5,11 +5,12 @@
 #include <algorithm>
 #include <map>
 
-#include "report_page/escape.h"
+#include "report_page/format.h"
 #include "report_page/layout.h"
 #include "report_page/model.h"
 #include "report_page/rank_table.h"
 #include "report_page/svg.h"
+#include "trainscope/html_text.h"
 
 namespace trainscope::page {
 namespace {
@@ -149,11 +150,12 @@ void Diagnosis(std::string& out, const DiagnosisView& d,
       "<article class=\"diag sev-{0}\" data-kind=\"{1}\" data-pod=\"{2}\">"
       "<h3><span class=\"sev\">{0}</span><span class=\"kind\">{1}</span> "
       "&mdash; {3}</h3>",
-      SeverityClass(d.severity), Escape(d.kind), Escape(d.pod), Escape(where));
+      SeverityClass(d.severity), HtmlEscape(d.kind), HtmlEscape(d.pod),
+      HtmlEscape(where));
   if (!d.since.empty()) {
-    out += "<div class=\"since\">since " + Escape(d.since) + "</div>";
+    out += "<div class=\"since\">since " + HtmlEscape(d.since) + "</div>";
   }
-  out += "<p class=\"summary\">" + Escape(d.summary) + "</p>";
+  out += "<p class=\"summary\">" + HtmlEscape(d.summary) + "</p>";
   if (detail == Detail::kReferToBanner) {
     out +=
         "<p class=\"none\">Every rank's state: <a href=\"#stalled\">at the "
@@ -165,15 +167,15 @@ void Diagnosis(std::string& out, const DiagnosisView& d,
     out += "<table class=\"evidence\"><tbody>";
     for (const auto& [key, value] : d.evidence.items()) {
       if (key == "ranks" && !d.ranks.empty()) continue;  // the table above
-      out += "<tr><th>" + Escape(key) + "</th><td>" +
-             Escape(EvidenceValue(key, value)) + "</td></tr>";
+      out += "<tr><th>" + HtmlEscape(key) + "</th><td>" +
+             HtmlEscape(EvidenceValue(key, value)) + "</td></tr>";
     }
     out += "</tbody></table>";
   }
   if (!d.recommendations.empty()) {
     out += "<ul class=\"recommendations\">";
     for (const auto& r : d.recommendations) {
-      out += "<li>" + Escape(r) + "</li>";
+      out += "<li>" + HtmlEscape(r) + "</li>";
     }
     out += "</ul>";
   }
@@ -222,9 +224,9 @@ void Job(std::string& out, const ReportModel& m, const JobView& job) {
       "<section class=\"job\" data-namespace=\"{}\" data-job=\"{}\"><h2>{} "
       "<span class=\"none\">/ {}</span></h2><p class=\"facts\">{}</p>"
       "<div class=\"job-body{}\"><div class=\"drawing\">",
-      Escape(job.namespace_name), Escape(job.training_job),
-      Escape(job.training_job), Escape(job.namespace_name),
-      Escape(JobFacts(job, layout)),
+      HtmlEscape(job.namespace_name), HtmlEscape(job.training_job),
+      HtmlEscape(job.training_job), HtmlEscape(job.namespace_name),
+      HtmlEscape(JobFacts(job, layout)),
       // A wide drawing gets the full width, the diagnoses below it.
       layout.width > kWideDrawing ? " wide" : "");
   out += "<figure>" + TopologySvg(job, layout, m.node_marks);
@@ -265,11 +267,11 @@ void Header(std::string& out, const ReportModel& m,
     out += fmt::format("<meta http-equiv=\"refresh\" content=\"{}\">",
                        options.refresh_seconds);
   }
-  out += "<title>" + Escape(title) + "</title><style>";
+  out += "<title>" + HtmlEscape(title) + "</title><style>";
   out += kStyle;
-  out += "</style></head><body><header><h1>" + Escape(title) + "</h1>";
-  out += "<span class=\"meta\">report generated " + Escape(m.generated_at);
-  if (!m.source.empty()) out += " from " + Escape(m.source);
+  out += "</style></head><body><header><h1>" + HtmlEscape(title) + "</h1>";
+  out += "<span class=\"meta\">report generated " + HtmlEscape(m.generated_at);
+  if (!m.source.empty()) out += " from " + HtmlEscape(m.source);
   out += "</span>";
   if (options.agent_links) {
     out +=
@@ -306,7 +308,7 @@ void Overview(std::string& out, const ReportModel& m) {
   } else {
     const DiagnosisView& top = m.diagnoses.front();
     out += "<p class=\"headline sev-" + SeverityClass(top.severity) + "\">" +
-           Escape(top.summary) + "</p>";
+           HtmlEscape(top.summary) + "</p>";
   }
 }
 

@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <optional>
 
-#include "report_page/escape.h"
+#include "report_page/format.h"
+#include "trainscope/html_text.h"
 
 namespace trainscope::page {
 namespace {
@@ -23,8 +24,8 @@ std::string StateWords(const std::string& state) {
 
 std::string Cell(const std::string& text, const char* cls = nullptr) {
   const std::string shown = text.empty() ? "–" : text;
-  if (!cls) return "<td>" + Escape(shown) + "</td>";
-  return fmt::format("<td class=\"{}\">{}</td>", cls, Escape(shown));
+  if (!cls) return "<td>" + HtmlEscape(shown) + "</td>";
+  return fmt::format("<td class=\"{}\">{}</td>", cls, HtmlEscape(shown));
 }
 
 std::string Cores(const std::optional<double>& v) {
@@ -41,7 +42,7 @@ std::string Rate(const std::optional<double>& v) {
 
 void Row(std::string& out, const RankView& r) {
   out += fmt::format("<tr{} data-pod=\"{}\">",
-                     r.suspect ? " class=\"suspect\"" : "", Escape(r.pod));
+                     r.suspect ? " class=\"suspect\"" : "", HtmlEscape(r.pod));
   // Said in words, not only by the row's colour; blank for the others.
   out += r.suspect ? "<td class=\"mark\">suspect</td>"
                    : "<td class=\"mark\"></td>";

@@ -6,7 +6,8 @@
 #include <cctype>
 #include <cmath>
 
-#include "report_page/escape.h"
+#include "report_page/format.h"
+#include "trainscope/html_text.h"
 
 namespace trainscope::page {
 namespace {
@@ -112,17 +113,17 @@ void Box(std::string& out, const JobView& job, const JobLayout& layout,
       kinds += (kinds.empty() ? "" : " ") + m.kind;
   }
   const BoxText text = TextOf(job, box);
-  out += fmt::format("<g class=\"{}\" data-role=\"{}\"", Escape(classes),
+  out += fmt::format("<g class=\"{}\" data-role=\"{}\"", HtmlEscape(classes),
                      box.ps ? "ps" : "worker");
   if (pod) {
-    out += " data-pod=\"" + Escape(pod->name) + "\"";
+    out += " data-pod=\"" + HtmlEscape(pod->name) + "\"";
     if (pod->hot) out += " data-hot=\"true\"";
     if (pod->straggler) out += " data-straggler=\"true\"";
-    if (!kinds.empty()) out += " data-kinds=\"" + Escape(kinds) + "\"";
+    if (!kinds.empty()) out += " data-kinds=\"" + HtmlEscape(kinds) + "\"";
   } else {
     out += fmt::format(" data-members=\"{}\"", box.members.size());
   }
-  out += "><title>" + Escape(text.tooltip) + "</title>";
+  out += "><title>" + HtmlEscape(text.tooltip) + "</title>";
   out += fmt::format(
       "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"4\" "
       "fill=\"{}\" stroke=\"{}\" stroke-width=\"{}\"{}/>",
@@ -142,7 +143,7 @@ void Box(std::string& out, const JobView& job, const JobLayout& layout,
           "rx=\"2\" fill=\"{}\"/><text class=\"badge-text\" x=\"{}\" "
           "y=\"{}\">{}</text>",
           Num(badge_right), Num(r.y + 2), Num(w), SeverityColour(it->severity),
-          Num(badge_right + w / 2), Num(r.y + 10.5), Escape(tag));
+          Num(badge_right + w / 2), Num(r.y + 10.5), HtmlEscape(tag));
       badge_right -= 2;
     }
   }
@@ -152,24 +153,24 @@ void Box(std::string& out, const JobView& job, const JobLayout& layout,
                                   : ShortLabel(text.line1);
     out += fmt::format(
         "<text class=\"label small\" x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>",
-        Num(r.x + 4), Num(r.y + r.h - 7), text_fill, Escape(label));
+        Num(r.x + 4), Num(r.y + r.h - 7), text_fill, HtmlEscape(label));
   } else {
     const size_t chars = static_cast<size_t>((r.w - 8) / 6.4);
     const bool badges = badge_right < r.x + r.w - 3;
     out += fmt::format(
         "<text class=\"label\" x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>",
         Num(r.x + 4), Num(r.y + (badges ? 24 : 15)), text_fill,
-        Escape(Ellipsize(text.line1, chars)));
+        HtmlEscape(Ellipsize(text.line1, chars)));
     if (!text.line2.empty() && !badges) {
       out += fmt::format(
           "<text class=\"label sub\" x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>",
           Num(r.x + 4), Num(r.y + 29), text_fill,
-          Escape(Ellipsize(text.line2, chars)));
+          HtmlEscape(Ellipsize(text.line2, chars)));
     } else if (!text.line2.empty() && r.h >= 40) {
       out += fmt::format(
           "<text class=\"label sub\" x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>",
           Num(r.x + 4), Num(r.y + 36), text_fill,
-          Escape(Ellipsize(text.line2, chars)));
+          HtmlEscape(Ellipsize(text.line2, chars)));
     }
   }
   out += "</g>";
@@ -199,7 +200,8 @@ std::string TopologySvg(
       "viewBox=\"-2 -2 {} {}\" width=\"{}\" role=\"img\" "
       "aria-label=\"{}\">",
       Num(w + 4), Num(h + 4), Num(w + 4),
-      Escape("Topology of job " + job.namespace_name + "/" + job.training_job));
+      HtmlEscape("Topology of job " + job.namespace_name + "/" +
+                 job.training_job));
   for (const auto& g : layout.groups) {
     if (!g.labelled) continue;
     std::string tags;
@@ -217,10 +219,10 @@ std::string TopologySvg(
         "<g class=\"node-group{}\" data-node=\"{}\"><rect x=\"{}\" y=\"{}\" "
         "width=\"{}\" height=\"{}\" rx=\"6\" fill=\"#f7f9fb\" stroke=\"{}\"/>"
         "<text class=\"frame-label\" x=\"{}\" y=\"{}\">{}</text></g>",
-        tags.empty() ? "" : " marked", Escape(g.node), Num(g.rect.x),
+        tags.empty() ? "" : " marked", HtmlEscape(g.node), Num(g.rect.x),
         Num(g.rect.y), Num(g.rect.w), Num(g.rect.h), stroke, Num(g.rect.x + 8),
         Num(g.rect.y + 16),
-        Escape(Ellipsize(label, static_cast<size_t>(g.rect.w / 6.6))));
+        HtmlEscape(Ellipsize(label, static_cast<size_t>(g.rect.w / 6.6))));
   }
   out += "<g class=\"edges\">";
   const double max = layout.max_edge_bytes_per_second;
@@ -268,22 +270,22 @@ std::string ShareBarsSvg(const JobView& job) {
       "viewBox=\"0 0 {0} {1}\" width=\"{0}\" role=\"img\" "
       "aria-label=\"{2}\">",
       Num(width), Num(height),
-      Escape("PS traffic shares of job " + job.training_job));
+      HtmlEscape("PS traffic shares of job " + job.training_job));
   auto row = [&](double y, const std::string& label, double share,
                  const std::string& value, const std::string& fill,
                  const std::string& pod) {
     out += "<g class=\"share-row\"";
-    if (!pod.empty()) out += " data-pod=\"" + Escape(pod) + "\"";
+    if (!pod.empty()) out += " data-pod=\"" + HtmlEscape(pod) + "\"";
     out += fmt::format(
         "><text class=\"bar-label\" x=\"{}\" y=\"{}\">{}</text>"
         "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eef1f4\"/>"
         "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" "
         "stroke=\"#5b6b7b\" stroke-width=\"0.5\"/>"
         "<text class=\"bar-value\" x=\"{}\" y=\"{}\">{}</text></g>",
-        Num(kLabelW - 6), Num(y + 14), Escape(Ellipsize(label, 28)),
+        Num(kLabelW - 6), Num(y + 14), HtmlEscape(Ellipsize(label, 28)),
         Num(kLabelW), Num(y + 3), Num(kBarW), Num(kRowH - 6), Num(kLabelW),
         Num(y + 3), Num(kBarW * std::clamp(share, 0.0, 1.0)), Num(kRowH - 6),
-        fill, Num(kLabelW + kBarW + 6), Num(y + 14), Escape(value));
+        fill, Num(kLabelW + kBarW + 6), Num(y + 14), HtmlEscape(value));
   };
   double y = 0;
   for (size_t i : order) {

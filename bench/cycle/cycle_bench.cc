@@ -27,8 +27,8 @@
 #include "exporter/goodput_families.h"
 #include "exporter/headroom_families.h"
 #include "exporter/ps_share_families.h"
-#include "history.h"
-#include "sampler.h"
+#include "sampling/history.h"
+#include "sampling/sampler.h"
 #include "synthetic_node.h"
 #include "trainscope/strict_number.h"
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "bpf_common/cgroup2.h"
 #include "flows/bpf_loader.h"
-#include "flows/cgroup2.h"
 #include "flows/exchange_wait.h"
 #include "flows/flow_map.h"
 #include "flows/flows_options.h"

@@ -1,17 +1,11 @@
 #include "gpu/nvml_library.h"
 
-#include <dlfcn.h>
 #include <spdlog/spdlog.h>
 
 #include <utility>
 
 namespace trainscope {
 namespace {
-
-template <typename Fn>
-void Resolve(void* handle, const char* symbol, Fn& out) {
-  out = reinterpret_cast<Fn>(dlsym(handle, symbol));
-}
 
 // The functions every supported driver has; without one NVML is unusable.
 // Returns the names of those missing ("" when all are there).
@@ -20,15 +14,15 @@ std::string ResolveRequired(void* h, NvmlFunctions& fn) {
     const char* symbol;
     bool found;
   };
-  Resolve(h, "nvmlInit_v2", fn.Init);
-  Resolve(h, "nvmlShutdown", fn.Shutdown);
-  Resolve(h, "nvmlErrorString", fn.ErrorString);
-  Resolve(h, "nvmlDeviceGetCount_v2", fn.DeviceGetCount);
-  Resolve(h, "nvmlDeviceGetHandleByIndex_v2", fn.DeviceGetHandleByIndex);
-  Resolve(h, "nvmlDeviceGetUUID", fn.DeviceGetUUID);
-  Resolve(h, "nvmlDeviceGetName", fn.DeviceGetName);
-  Resolve(h, "nvmlDeviceGetUtilizationRates", fn.DeviceGetUtilizationRates);
-  Resolve(h, "nvmlDeviceGetMemoryInfo", fn.DeviceGetMemoryInfo);
+  DlResolve(h, "nvmlInit_v2", fn.Init);
+  DlResolve(h, "nvmlShutdown", fn.Shutdown);
+  DlResolve(h, "nvmlErrorString", fn.ErrorString);
+  DlResolve(h, "nvmlDeviceGetCount_v2", fn.DeviceGetCount);
+  DlResolve(h, "nvmlDeviceGetHandleByIndex_v2", fn.DeviceGetHandleByIndex);
+  DlResolve(h, "nvmlDeviceGetUUID", fn.DeviceGetUUID);
+  DlResolve(h, "nvmlDeviceGetName", fn.DeviceGetName);
+  DlResolve(h, "nvmlDeviceGetUtilizationRates", fn.DeviceGetUtilizationRates);
+  DlResolve(h, "nvmlDeviceGetMemoryInfo", fn.DeviceGetMemoryInfo);
   const Required required[] = {
       {"nvmlInit_v2", fn.Init != nullptr},
       {"nvmlShutdown", fn.Shutdown != nullptr},
@@ -52,24 +46,25 @@ std::string ResolveRequired(void* h, NvmlFunctions& fn) {
 
 // Functions newer drivers add; each one missing turns off only its metric.
 void ResolveOptional(void* h, const std::string& path, NvmlFunctions& fn) {
-  Resolve(h, "nvmlDeviceGetMemoryInfo_v2", fn.DeviceGetMemoryInfoV2);
-  Resolve(h, "nvmlDeviceGetPowerUsage", fn.DeviceGetPowerUsage);
-  Resolve(h, "nvmlDeviceGetTemperature", fn.DeviceGetTemperature);
-  Resolve(h, "nvmlDeviceGetClockInfo", fn.DeviceGetClockInfo);
-  Resolve(h, "nvmlDeviceGetPcieThroughput", fn.DeviceGetPcieThroughput);
-  Resolve(h, "nvmlDeviceGetComputeRunningProcesses_v3",
-          fn.DeviceGetComputeRunningProcesses);
+  DlResolve(h, "nvmlDeviceGetMemoryInfo_v2", fn.DeviceGetMemoryInfoV2);
+  DlResolve(h, "nvmlDeviceGetPowerUsage", fn.DeviceGetPowerUsage);
+  DlResolve(h, "nvmlDeviceGetTemperature", fn.DeviceGetTemperature);
+  DlResolve(h, "nvmlDeviceGetClockInfo", fn.DeviceGetClockInfo);
+  DlResolve(h, "nvmlDeviceGetPcieThroughput", fn.DeviceGetPcieThroughput);
+  DlResolve(h, "nvmlDeviceGetComputeRunningProcesses_v3",
+            fn.DeviceGetComputeRunningProcesses);
   if (!fn.DeviceGetComputeRunningProcesses) {
     // Drivers before r470 export only _v2, which fills the same struct.
-    Resolve(h, "nvmlDeviceGetComputeRunningProcesses_v2",
-            fn.DeviceGetComputeRunningProcesses);
+    DlResolve(h, "nvmlDeviceGetComputeRunningProcesses_v2",
+              fn.DeviceGetComputeRunningProcesses);
   }
-  Resolve(h, "nvmlDeviceGetProcessUtilization", fn.DeviceGetProcessUtilization);
-  Resolve(h, "nvmlDeviceGetFieldValues", fn.DeviceGetFieldValues);
-  Resolve(h, "nvmlEventSetCreate", fn.EventSetCreate);
-  Resolve(h, "nvmlDeviceRegisterEvents", fn.DeviceRegisterEvents);
-  Resolve(h, "nvmlEventSetWait_v2", fn.EventSetWait);
-  Resolve(h, "nvmlEventSetFree", fn.EventSetFree);
+  DlResolve(h, "nvmlDeviceGetProcessUtilization",
+            fn.DeviceGetProcessUtilization);
+  DlResolve(h, "nvmlDeviceGetFieldValues", fn.DeviceGetFieldValues);
+  DlResolve(h, "nvmlEventSetCreate", fn.EventSetCreate);
+  DlResolve(h, "nvmlDeviceRegisterEvents", fn.DeviceRegisterEvents);
+  DlResolve(h, "nvmlEventSetWait_v2", fn.EventSetWait);
+  DlResolve(h, "nvmlEventSetFree", fn.EventSetFree);
   if (!fn.EventSetCreate || !fn.DeviceRegisterEvents || !fn.EventSetWait ||
       !fn.EventSetFree) {
     fn.EventSetCreate = nullptr;
@@ -102,10 +97,6 @@ Status Initialize(const NvmlFunctions& fn, const std::string& path) {
 
 }  // namespace
 
-void NvmlLibrary::DlCloser::operator()(void* handle) const {
-  if (handle != nullptr) dlclose(handle);
-}
-
 NvmlLibrary::NvmlLibrary(DlHandle handle, std::string path, NvmlFunctions fn)
     : handle_(std::move(handle)), path_(std::move(path)), fn_(fn) {}
 
@@ -123,15 +114,11 @@ std::string NvmlLibrary::Describe(const char* call, nvmlReturn_t result) const {
 }
 
 NvmlLibrary::OpenResult NvmlLibrary::Open(const std::string& path) {
-  // RTLD_LOCAL keeps NVML's symbols out of the global namespace, so a
-  // second copy (tests load a fake and its variants) never binds to the
-  // first one's functions.
-  DlHandle handle(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL));
+  std::string why;
+  DlHandle handle = DlOpen(path, &why);
   if (!handle) {
-    const char* why = dlerror();
     return {nullptr, Status::NoData("NVML library " + path + " not loadable (" +
-                                    (why ? why : "unknown dlopen error") +
-                                    "); no NVIDIA driver on this node?")};
+                                    why + "); no NVIDIA driver on this node?")};
   }
   NvmlFunctions fn;
   if (std::string missing = ResolveRequired(handle.get(), fn);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gpu/nvml_api.h"
+#include "trainscope/dl_library.h"
 #include "trainscope/status.h"
 
 namespace trainscope {
@@ -66,11 +67,6 @@ class NvmlLibrary {
   std::string Describe(const char* call, nvmlReturn_t result) const;
 
  private:
-  struct DlCloser {
-    void operator()(void* handle) const;
-  };
-  using DlHandle = std::unique_ptr<void, DlCloser>;
-
   NvmlLibrary(DlHandle handle, std::string path, NvmlFunctions fn);
 
   // Declared first so it is destroyed last, after nvmlShutdown ran.

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "exporter/export_context.h"
+#include "exposition/export_context.h"
 
 namespace trainscope {
 

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "flows/cgroup2.h"
+#include "bpf_common/cgroup2.h"
 #include "kube/pod_cgroups.h"
 #include "profiler.h"
 #include "profiler/pod_target.h"

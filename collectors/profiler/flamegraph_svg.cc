@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "profiler/outputs.h"
+#include "trainscope/html_text.h"
 
 namespace trainscope::profiler {
 namespace {
@@ -18,29 +19,6 @@ struct Node {
   std::map<std::string, std::unique_ptr<Node>> children;
   int depth = 0;
 };
-
-std::string Escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // Builds the tree from folded lines; returns the deepest depth.
 int Parse(const std::string& folded, Node* root) {
@@ -116,7 +94,7 @@ void Draw(const Node& node, double x, double total, int height,
   char pct[32];
   std::snprintf(pct, sizeof pct, "%.2f%%", 100.0 * double(node.value) / total);
   const std::string name = node.depth == 0 ? "all" : node.name;
-  *out += "<g><title>" + Escape(name) + " (" + std::to_string(node.value) +
+  *out += "<g><title>" + HtmlEscape(name) + " (" + std::to_string(node.value) +
           " " + unit + ", " + pct + ")</title><rect x=\"" + std::to_string(x) +
           "\" y=\"" + std::to_string(y) + "\" width=\"" + std::to_string(w) +
           "\" height=\"" + std::to_string(kRow - 1) + "\" fill=\"" +
@@ -126,7 +104,8 @@ void Draw(const Node& node, double x, double total, int height,
     std::string label =
         name.size() <= fits ? name : name.substr(0, fits - 2) + "..";
     *out += "<text x=\"" + std::to_string(x + 3) + "\" y=\"" +
-            std::to_string(y + kRow - 5) + "\">" + Escape(label) + "</text>";
+            std::to_string(y + kRow - 5) + "\">" + HtmlEscape(label) +
+            "</text>";
   }
   *out += "</g>\n";
   double child_x = x;
@@ -150,13 +129,13 @@ std::string FlameGraphSvg(const std::string& folded, const std::string& title,
       std::to_string(height) + "\" viewBox=\"0 0 " +
       std::to_string(static_cast<int>(kWidth)) + " " + std::to_string(height) +
       "\" data-total=\"" + std::to_string(root.value) + "\" data-unit=\"" +
-      Escape(unit) +
+      HtmlEscape(unit) +
       "\">\n<style>text{font:11px monospace;fill:#000;pointer-events:none}"
       "rect:hover{stroke:#000;stroke-width:0.5}</style>\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"#fdfdf6\"/>\n"
       "<text x=\"" +
       std::to_string(kWidth / 2 - 4 * double(title.size())) +
-      "\" y=\"18\" style=\"font-size:14px\">" + Escape(title) + "</text>\n";
+      "\" y=\"18\" style=\"font-size:14px\">" + HtmlEscape(title) + "</text>\n";
   if (root.value > 0) {
     Draw(root, kMargin, double(root.value), height, unit, &out);
   } else {

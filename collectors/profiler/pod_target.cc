@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "flows/cgroup2.h"
+#include "bpf_common/cgroup2.h"
 #include "kube/pod_cgroups.h"
 
 namespace trainscope::profiler {

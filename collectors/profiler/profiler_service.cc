@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "flows/cgroup2.h"
+#include "bpf_common/cgroup2.h"
 #include "profiler/pod_target.h"
 #include "profiler/profile_builder.h"
 

@@ -20,10 +20,11 @@ struct CollectContext {
   std::shared_ptr<const PodList> peer_pods = nullptr;
 };
 
-// One unit of collection (cgroup, procnet, node, gpu, flows). Collectors run
-// in a fixed order each cycle and fill their part of the snapshot; a later
-// collector may read what an earlier one wrote (procnet reads the PIDs the
-// cgroup collector found). Collect must not throw: failures are returned.
+// One unit of collection: a folder of collectors/, listed once in the
+// agent's collector registry (agent/collector_registry.cc). Collectors run
+// in the registry's order each cycle and fill their part of the snapshot; a
+// later collector may read what an earlier one wrote (procnet reads the PIDs
+// the cgroup collector found). Collect must not throw: failures are returned.
 class Collector {
  public:
   virtual ~Collector() = default;

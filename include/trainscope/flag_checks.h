@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace trainscope {
 
@@ -20,6 +22,10 @@ CLI::Validator NumberIn(double above, double at_most, bool inclusive = false);
 CLI::Validator ZeroOrNumberIn(double min, double max);
 // A whole number from `min` to `max`.
 CLI::Validator WholeNumberIn(uint64_t min, uint64_t max);
+
+// A comma-separated list flag: "a, b,,c" -> {"a", "b", "c"}; spaces are
+// dropped when `trim`, empty items always.
+std::vector<std::string> SplitCommaList(std::string_view text, bool trim);
 
 // `value` as the help and the messages show a number ("60", "0.5", "1e+07";
 // never the 300 digits of a double's maximum).

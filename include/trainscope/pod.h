@@ -37,10 +37,6 @@ std::optional<Role> ParseRole(std::string_view text);
 // sorted: what a set-based label selector names to find training pods.
 std::vector<std::string_view> RoleLabelValues();
 
-// Roles that run training steps: worker, chief, master. A TF2 chief
-// (ParameterServerStrategy coordinator) is one of them for job listings but
-// must never be judged a straggler (see diagnosis/ranks.h).
-bool IsTrainingRole(Role role);
 // Roles whose exchanges repeat once per training step and so have a step
 // rate: workers and allreduce masters (rank 0); not the TF2 chief, whose
 // closures come from every worker.

@@ -16,7 +16,7 @@
 
 #include "config.h"
 #include "fuzz_input.h"
-#include "web_config.h"
+#include "http/web_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // --help and errors print; the fuzzer's output is not the place.

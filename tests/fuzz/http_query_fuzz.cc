@@ -8,7 +8,7 @@
 #include <string>
 
 #include "fuzz_input.h"
-#include "http_routes.h"
+#include "http/routes.h"
 #include "profile_endpoint.h"
 
 namespace {

@@ -7,8 +7,8 @@
 #include <map>
 #include <memory>
 
+#include "bpf_common/cgroup2.h"
 #include "flows/bpf_loader.h"
-#include "flows/cgroup2.h"
 #include "kernel_pod.h"
 
 namespace trainscope::testing {

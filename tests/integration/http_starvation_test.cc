@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "agent_process.h"
-#include "http_server.h"
+#include "http/server.h"
 #include "raw_http_client.h"
 #include "test_wait.h"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # clang-tidy with the project's .clang-tidy over the sources of the agent,
-# the collectors and the shared libraries (core/, kube/), from the build's
-# compile_commands.json: fails naming each finding. Tests, benchmarks and
+# the collectors and the shared libraries (core/, kube/, exposition/), from
+# the build's compile_commands.json: fails naming each finding. Tests, benchmarks and
 # the BPF programs are left out (their own build checks them). Skips (77)
 # without clang-tidy or a compilation database.
 #   tests/lint/clang_tidy.sh BUILD_DIR
@@ -12,7 +12,7 @@ command -v clang-tidy >/dev/null ||
   { echo "clang_tidy: clang-tidy not found (scripts/install-deps.sh)"; exit 77; }
 [ -f "$build/compile_commands.json" ] ||
   { echo "clang_tidy: no $build/compile_commands.json (configure first)"; exit 77; }
-mapfile -t files < <(git ls-files 'agent/*.cc' 'collectors/*.cc' 'kube/*.cc' 'core/*.cc' |
+mapfile -t files < <(git ls-files 'agent/*.cc' 'collectors/*.cc' 'kube/*.cc' 'core/*.cc' 'exposition/*.cc' |
   grep -v '\.bpf\.c$')
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

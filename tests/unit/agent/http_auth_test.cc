@@ -1,7 +1,6 @@
-#include "http_auth.h"
-
 #include <gtest/gtest.h>
 
+#include "http/auth.h"
 #include "tls_files.h"
 #include "trainscope/base64.h"
 

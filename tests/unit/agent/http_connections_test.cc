@@ -1,11 +1,10 @@
-#include "http_connections.h"
-
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "http/connections.h"
 #include "trainscope/unique_fd.h"
 
 namespace trainscope {

@@ -1,6 +1,6 @@
-#include "http_flags.h"
-
 #include <gtest/gtest.h>
+
+#include "http/flags.h"
 
 namespace trainscope {
 namespace {

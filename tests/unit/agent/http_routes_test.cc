@@ -1,9 +1,9 @@
-#include "http_routes.h"
-
 #include <gtest/gtest.h>
 #include <zlib.h>
 
 #include <stdexcept>
+
+#include "http/routes.h"
 
 namespace trainscope {
 namespace {

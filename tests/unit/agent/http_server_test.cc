@@ -1,9 +1,9 @@
-#include "http_server.h"
-
 #include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <stdexcept>
+
+#include "http/server.h"
 
 namespace trainscope {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "http_server.h"
+#include "http/server.h"
 #include "tls_files.h"
 
 namespace trainscope {

@@ -3,7 +3,7 @@
 // series.
 #include <gtest/gtest.h>
 
-#include "exporter/export_context.h"
+#include "exposition/export_context.h"
 #include "flows/flows_families.h"
 
 namespace trainscope {

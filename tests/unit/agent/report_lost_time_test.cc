@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include "cli_test_server.h"
-#include "lost_time_text.h"
+#include "report/lost_time_text.h"
 
 namespace trainscope::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "sampler.h"
+#include "sampling/sampler.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "exporter/family_builder.h"
+#include "exposition/family_builder.h"
 
 namespace trainscope {
 namespace {

@@ -1,6 +1,6 @@
 // --web-config-file: the exporter-toolkit format, every bad file refused
 // with the field it is about.
-#include "web_config.h"
+#include "http/web_config.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

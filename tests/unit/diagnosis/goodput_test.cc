@@ -5,8 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "exporter/family_builder.h"
 #include "exporter/goodput_families.h"
+#include "exposition/family_builder.h"
 
 namespace trainscope::diagnosis {
 namespace {

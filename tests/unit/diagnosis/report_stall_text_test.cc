@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "api_views.h"
 #include "diagnosis/diagnosis.h"
-#include "stall_text.h"
+#include "report/report_json.h"
+#include "report/stall_text.h"
 
 namespace trainscope {
 namespace {

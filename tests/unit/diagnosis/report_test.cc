@@ -3,10 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "api_views.h"
 #include "cli/report_prometheus.h"
 #include "diagnosis/analysis.h"
 #include "exporter/diagnosis_families.h"
+#include "report/report_json.h"
 
 namespace trainscope {
 namespace {

@@ -10,7 +10,7 @@
 #include "discovery/batch_jobs.h"
 #include "discovery/pod_json.h"
 #include "discovery/roles.h"
-#include "exporter/pod_filter.h"
+#include "exposition/pod_filter.h"
 
 namespace trainscope {
 namespace {

@@ -1,4 +1,4 @@
-#include "flows/cgroup2.h"
+#include "bpf_common/cgroup2.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

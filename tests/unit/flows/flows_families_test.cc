@@ -6,9 +6,9 @@
 
 #include <chrono>
 
-#include "api_views.h"
 #include "exporter/ps_share_families.h"
 #include "flows/flows_sample.h"
+#include "report/report_json.h"
 
 namespace trainscope {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include "http_server.h"
+#include "http/server.h"
 #include "report_page/page.h"
 
 namespace trainscope {

@@ -2,8 +2,8 @@
 // from the diagnosis' JobTraffic as the agent and the cluster view have it.
 #include <gtest/gtest.h>
 
-#include "api_views.h"
 #include "exporter/headroom_families.h"
+#include "report/report_json.h"
 #include "report_page/page.h"
 
 namespace trainscope {
