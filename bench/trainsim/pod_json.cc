@@ -100,6 +100,41 @@ json PodJson(const Layout& layout, const SimPod& pod,
            {"controller", true},
            {"blockOwnerDeletion", true}});
       break;
+    case LabelStyle::kJobSet: {
+      // kubernetes-sigs/jobset: one Indexed Job per replicated job, its
+      // pods' completion index the rank; the Kubeflow Trainer runs every
+      // torchrun node in the replicated job `node`.
+      const std::string rjob = pytorch ? "node" : role;
+      const int rank = pytorch ? AllreduceRank(pod) : pod.index;
+      labels = {
+          {"jobset.sigs.k8s.io/jobset-name", job.name},
+          {"jobset.sigs.k8s.io/replicatedjob-name", rjob},
+          {"jobset.sigs.k8s.io/replicatedjob-replicas", "1"},
+          {"jobset.sigs.k8s.io/job-index", "0"},
+          {"batch.kubernetes.io/job-completion-index", std::to_string(rank)}};
+      owners.push_back(
+          {{"apiVersion", "batch/v1"},
+           {"kind", "Job"},
+           {"name", job.name + "-" + rjob + "-0"},
+           {"uid", layout.run_id + "-0000-4000-8000-00000000" + "0003"},
+           {"controller", true},
+           {"blockOwnerDeletion", true}});
+      break;
+    }
+    case LabelStyle::kVolcano:
+      // volcano-sh/volcano: the job, its task (the replica type) and the
+      // pod's index in it.
+      labels = {{"volcano.sh/job-name", job.name},
+                {"volcano.sh/task-spec", role},
+                {"volcano.sh/task-index", index}};
+      owners.push_back(
+          {{"apiVersion", "batch.volcano.sh/v1alpha1"},
+           {"kind", "Job"},
+           {"name", job.name},
+           {"uid", layout.run_id + "-0000-4000-8000-00000000" + "0004"},
+           {"controller", true},
+           {"blockOwnerDeletion", true}});
+      break;
     case LabelStyle::kTfConfig:
     case LabelStyle::kNameOnly:
       break;

@@ -139,10 +139,9 @@ E ParseEnum(const std::string& text,
 }
 
 const std::pair<const char*, LabelStyle> kLabelStyles[] = {
-    {"kubeflow", LabelStyle::kKubeflow},
-    {"seed", LabelStyle::kSeed},
-    {"tf_config", LabelStyle::kTfConfig},
-    {"name_only", LabelStyle::kNameOnly}};
+    {"kubeflow", LabelStyle::kKubeflow},  {"seed", LabelStyle::kSeed},
+    {"tf_config", LabelStyle::kTfConfig}, {"name_only", LabelStyle::kNameOnly},
+    {"jobset", LabelStyle::kJobSet},      {"volcano", LabelStyle::kVolcano}};
 const std::pair<const char*, Strategy> kStrategies[] = {
     {"round_robin", Strategy::kRoundRobin},
     {"greedy", Strategy::kGreedy},

@@ -18,7 +18,16 @@ class ScenarioError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class LabelStyle { kKubeflow, kSeed, kTfConfig, kNameOnly };
+// kJobSet: a JobSet's pods (Kubeflow Trainer v2 for allreduce jobs, whose
+// TrainJob runs one `node` replicated job); kVolcano: a Volcano Job's.
+enum class LabelStyle {
+  kKubeflow,
+  kSeed,
+  kTfConfig,
+  kNameOnly,
+  kJobSet,
+  kVolcano
+};
 enum class Strategy { kRoundRobin, kGreedy, kPartitioned };
 // kMaster: a PyTorchJob's Master replica (rank 0 of an allreduce job with
 // `chief: 1`); kChief: a TFJob chief (the TF2 coordinator).

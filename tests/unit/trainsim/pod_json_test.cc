@@ -79,6 +79,20 @@ TEST(PodJsonTest, LabelStyles) {
        "Job"},
       {"tf_config", json::object(), true, ""},
       {"name_only", json::object(), false, ""},
+      {"jobset",
+       {{"jobset.sigs.k8s.io/jobset-name", "ctr"},
+        {"jobset.sigs.k8s.io/replicatedjob-name", "worker"},
+        {"jobset.sigs.k8s.io/replicatedjob-replicas", "1"},
+        {"jobset.sigs.k8s.io/job-index", "0"},
+        {"batch.kubernetes.io/job-completion-index", "1"}},
+       false,
+       "Job"},
+      {"volcano",
+       {{"volcano.sh/job-name", "ctr"},
+        {"volcano.sh/task-spec", "worker"},
+        {"volcano.sh/task-index", "1"}},
+       false,
+       "Job"},
   };
   for (const Case& c : cases) {
     Scenario s = Make(c.style);
