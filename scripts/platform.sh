@@ -174,16 +174,46 @@ admin_token=$(openssl rand -hex 24)
 printf '%s\n' "$admin_token" >"$dir/admin.token"
 printf '%s,admin,admin-uid,system:masters\n' "$admin_token" >"$dir/tokens.csv"
 
-{ read -r etcd_port; read -r peer_port; read -r api_port; } < <(free_ports 3)
+# Ports are only checked free, not held: another test's server (a
+# scenario's etcd beside this one) can take one before etcd binds it. etcd
+# fails at once then ("address already in use"); it is started again on
+# fresh ports, up to 5 times.
+start_etcd() {
+  local try
+  for try in 1 2 3 4 5; do
+    { read -r etcd_port; read -r peer_port; } < <(free_ports 2)
+    rm -rf "$dir/etcd"
+    "$etcd_bin" --name test --data-dir "$dir/etcd" \
+      --listen-client-urls "http://127.0.0.1:$etcd_port" \
+      --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+      --listen-peer-urls "http://127.0.0.1:$peer_port" \
+      --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+      --initial-cluster "test=http://127.0.0.1:$peer_port" \
+      --unsafe-no-fsync >"$dir/etcd.log" 2>&1 &
+    echo $! >"$dir/etcd.pid"
+    for _ in $(seq 300); do
+      if curl -sf "http://127.0.0.1:$etcd_port/health" >/dev/null 2>&1; then
+        return 0
+      fi
+      running "$(cat "$dir/etcd.pid")" || break
+      sleep 0.1
+    done
+    if ! grep -q "address already in use" "$dir/etcd.log"; then
+      echo "platform: etcd did not start on 127.0.0.1:$etcd_port; the end of its log:" >&2
+      tail -n 20 "$dir/etcd.log" >&2
+      return 1
+    fi
+    stop_pidfiles "$dir/etcd.pid"
+    echo "platform: etcd's port was taken (try $try of 5); new ports" >&2
+  done
+  return 1
+}
 
-"$etcd_bin" --name test --data-dir "$dir/etcd" \
-  --listen-client-urls "http://127.0.0.1:$etcd_port" \
-  --advertise-client-urls "http://127.0.0.1:$etcd_port" \
-  --listen-peer-urls "http://127.0.0.1:$peer_port" \
-  --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
-  --initial-cluster "test=http://127.0.0.1:$peer_port" \
-  --unsafe-no-fsync >"$dir/etcd.log" 2>&1 &
-echo $! >"$dir/etcd.pid"
+if ! start_etcd; then
+  stop_all
+  exit 1
+fi
+api_port=$(free_port)
 
 # No controller manager runs: the ServiceAccount admission plugin (which
 # waits for each namespace's default account) is off, and pods are created
