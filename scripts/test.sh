@@ -81,6 +81,8 @@ start=$(date +%s)
 sanitize_build_rc=0 sanitize_pid=
 if [ $# -eq 0 ]; then
   sanitize_log=$(mktemp /tmp/trainscope-sanitize-build.XXXXXX)
+  # Its end is printed below when the build fails; the file goes either way.
+  trap 'rm -f "$sanitize_log"' EXIT
   io_idle=()
   if command -v ionice >/dev/null; then io_idle=(ionice -c 3); fi
   TRAINSCOPE_WERROR=ON TRAINSCOPE_SANITIZE_JOBS=$(nproc) nice -n 19 "${io_idle[@]}" \
