@@ -96,6 +96,21 @@ std::string ApplyPodFilter(const FlagText& text, AgentConfig& cfg) {
   return {};
 }
 
+// The agent's own steps, in this order (later steps read what earlier ones
+// set: the node name, the host paths), then the collectors' flags in
+// registry order; the first problem found, "" when none.
+std::string SettleFlags(const FlagText& text, AgentConfig& cfg) {
+  const Step steps[] = {ApplyServer, ApplyHostPaths, ApplyDiscovery,
+                        ApplyPodFilter};
+  for (const Step& step : steps) {
+    if (std::string error = step(text, cfg); !error.empty()) return error;
+  }
+  for (const CollectorFlagsPtr& flags : text.collectors) {
+    if (std::string error = flags->Finish(); !error.empty()) return error;
+  }
+  return {};
+}
+
 }  // namespace
 
 bool SplitListenAddress(const std::string& listen, std::string* host,
@@ -134,19 +149,7 @@ std::variant<AgentConfig, ExitRequest> ParseAgentConfig(
     // found after parsing does (CLI11's own codes run from 100 to 115).
     return ExitRequest{app.exit(e) == 0 ? 0 : 2};
   }
-  // In this order: later steps read what earlier ones set (the node name,
-  // the host paths); the collectors' flags last, in registry order.
-  const Step steps[] = {ApplyServer, ApplyHostPaths, ApplyDiscovery,
-                        ApplyPodFilter};
-  std::string error;
-  for (const Step& step : steps) {
-    if (error = step(text, cfg); !error.empty()) break;
-  }
-  for (const CollectorFlagsPtr& flags : text.collectors) {
-    if (!error.empty()) break;
-    error = flags->Finish();
-  }
-  if (!error.empty()) {
+  if (std::string error = SettleFlags(text, cfg); !error.empty()) {
     std::cerr << "trainscope-agent: " << error << "\n";
     return ExitRequest{2};
   }

@@ -19,7 +19,8 @@ using DlHandle = std::unique_ptr<void, DlCloser>;
 // dlerror()'s words in `why`.
 DlHandle DlOpen(const std::string& path, std::string* why);
 
-// The symbol's address as `Fn`, null when the library lacks it.
+// The symbol's address, null when the library lacks it; DlResolve stores
+// it as the function pointer type `Fn`.
 void* DlSymbolAddress(void* handle, const char* symbol);
 template <typename Fn>
 void DlResolve(void* handle, const char* symbol, Fn& out) {

@@ -89,7 +89,7 @@ def product_files(root):
                     yield os.path.relpath(full, root)
 
 
-def resolve(root, including, header, exists):
+def resolve(including, header, exists):
     """The repository path a quoted include names, or None (a generated
     header: version.h, a BPF skeleton, protobuf output)."""
     candidates = [os.path.join(os.path.dirname(including), header)]
@@ -114,7 +114,7 @@ def admits(allowed, unit):
                                unit.startswith("collectors/"))
 
 
-def include_violations(root, files, read, exists):
+def include_violations(files, read, exists):
     problems = []
     for path in files:
         own = unit_of(path)
@@ -127,7 +127,7 @@ def include_violations(root, files, read, exists):
             m = INCLUDE.match(line)
             if not m:
                 continue
-            target = resolve(root, path, m.group(1), exists)
+            target = resolve(path, m.group(1), exists)
             if target is None:
                 continue
             other = unit_of(target)
@@ -207,7 +207,7 @@ def include_root_violations(root):
     return problems
 
 
-def planted_edges_fail(root, files, read, exists):
+def planted_edges_fail(read, exists):
     """The checker must catch a back edge: plant two and expect both."""
     planted = {
         "collectors/cgroup/planted.cc": '#include "http/server.h"\n',
@@ -218,7 +218,7 @@ def planted_edges_fail(root, files, read, exists):
     def planted_read(path):
         return planted[path] if path in planted else read(path)
 
-    found = include_violations(root, list(planted), planted_read, exists)
+    found = include_violations(list(planted), planted_read, exists)
     return len(found) == len(planted), found
 
 
@@ -234,7 +234,7 @@ def main():
             return f.read()
 
     files = sorted(product_files(root))
-    caught, found = planted_edges_fail(root, files, read, exists)
+    caught, found = planted_edges_fail(read, exists)
     if not caught:
         print("layers: the checker missed a planted back edge:", found)
         return 1
@@ -242,7 +242,7 @@ def main():
     cycle = layer_cycles()
     if cycle:
         problems.append("LAYERS has a cycle: " + " -> ".join(cycle))
-    problems += include_violations(root, files, read, exists)
+    problems += include_violations(files, read, exists)
     problems += include_root_violations(root)
     for p in problems:
         print("layers:", p)
