@@ -85,6 +85,25 @@ long RawSyscall6(long n, long a, long b, long c, long d, long e, long f) {
 #define TS_SYSCALL(n, a, b, c, d, e, f) syscall(n, a, b, c, d, e, f)
 #endif
 
+// Polls the thread's state in /proc (field 3 of its stat line) until it is
+// S, interruptible sleep, for at most a second.
+void WaitUntilSleeping(pid_t tid) {
+  const std::string path = "/proc/self/task/" + std::to_string(tid) + "/stat";
+  for (int i = 0; i < 5000; ++i) {
+    if (FILE* f = std::fopen(path.c_str(), "r")) {
+      char line[512] = {};
+      const size_t n = std::fread(line, 1, sizeof line - 1, f);
+      std::fclose(f);
+      line[n] = 0;
+      // The name in parentheses may hold spaces; the state follows ") ".
+      const char* close = std::strrchr(line, ')');
+      if (close != nullptr && close[1] == ' ' && close[2] == 'S') return;
+    }
+    timespec ts{0, 200 * 1000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
 __attribute__((noinline)) void sleep_phase() {
   timespec ts{0, 30 * 1000 * 1000};
   TS_SYSCALL(SYS_nanosleep, long(&ts), 0, 0, 0, 0, 0);
@@ -129,11 +148,16 @@ int main(int argc, char** argv) {
   }
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return 1;
-  // The helper answers each request after 20 ms, so recv blocks that long.
-  std::thread helper([fd = fds[1]] {
+  // The helper answers each request 20 ms after the waiter has blocked in
+  // recv, so recv blocks that long. Counting from the request instead would
+  // let a loaded machine shorten the block: a waiter preempted between its
+  // send and its recv spends part of the 20 ms runnable, not blocked.
+  const pid_t waiter_tid = pid_t(syscall(SYS_gettid));
+  std::thread helper([fd = fds[1], waiter_tid] {
     pthread_setname_np(pthread_self(), "ts-helper");
     char c;
     while (recv(fd, &c, 1, 0) == 1) {
+      WaitUntilSleeping(waiter_tid);
       timespec ts{0, 20 * 1000 * 1000};
       nanosleep(&ts, nullptr);
       if (send(fd, "x", 1, 0) != 1) break;
