@@ -46,25 +46,30 @@ const std::vector<CollectorEntry>& CollectorRegistry() {
        {}},
       // flows after cgroup: it treats pods with a cgroup sample as local.
       {[](AgentConfig& c) -> CollectorFlagsPtr {
-         return std::make_unique<FlowsFlags>(&c.flows, &c.node_name);
+         return std::make_unique<FlowsFlags>(
+             &c.collectors.Mutable<FlowsOptions>(), &c.node_name);
        },
        [](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
-         if (c.flows.mode == FlowsMode::kOff) return nullptr;
-         return std::make_unique<FlowsCollector>(c.flows, c.host);
+         const auto options = c.collectors.Get<FlowsOptions>();
+         if (options.mode == FlowsMode::kOff) return nullptr;
+         return std::make_unique<FlowsCollector>(options, c.host);
        },
        AppendFlowsFamilies},
       {[](AgentConfig& c) -> CollectorFlagsPtr {
-         return std::make_unique<NodeFlags>(&c.node);
+         return std::make_unique<NodeFlags>(
+             &c.collectors.Mutable<NodeOptions>());
        },
        [](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
-         return std::make_unique<NodeCollector>(c.host, c.node);
+         return std::make_unique<NodeCollector>(
+             c.host, c.collectors.Get<NodeOptions>());
        },
        AppendNodeFamilies},
       {[](AgentConfig& c) -> CollectorFlagsPtr {
-         return std::make_unique<GpuFlags>(&c.nvml_library);
+         return std::make_unique<GpuFlags>(&c.collectors.Mutable<GpuOptions>());
        },
        [](const AgentConfig& c, const ProfilerHandles&) -> CollectorPtr {
-         return std::make_unique<GpuCollector>(c.host, c.nvml_library);
+         return std::make_unique<GpuCollector>(
+             c.host, c.collectors.Get<GpuOptions>().nvml_library);
        },
        AppendGpuFamilies},
       // After flows: the profiler's BPF programs attach under its
@@ -72,7 +77,7 @@ const std::vector<CollectorEntry>& CollectorRegistry() {
       {[](AgentConfig& c) -> CollectorFlagsPtr {
          return std::make_unique<profiler::ProfilerFlags>(
              &c.on_demand_profiler, &c.continuous_profiler, &c.host,
-             &c.flows.cgroup2_path);
+             &c.collectors.Mutable<FlowsOptions>().cgroup2_path);
        },
        [](const AgentConfig&, const ProfilerHandles& p) -> CollectorPtr {
          if (!p.on_demand) return nullptr;

@@ -6,11 +6,10 @@
 
 #include "discovery/discovery_config.h"
 #include "exposition/pod_filter.h"
-#include "flows/flows_options.h"
 #include "http/connections.h"
 #include "http/web_config.h"
-#include "node/node_collector.h"
 #include "profiler/profiler_options.h"
+#include "trainscope/collector_options.h"
 #include "trainscope/host_paths.h"
 
 namespace trainscope {
@@ -33,15 +32,12 @@ struct AgentConfig {
   DiscoveryConfig discovery;
   // --pod-filter, --pod-namespaces: which pods get pod/container series.
   PodFilter pod_filter{.training_only = true};
-  std::string nvml_library = "libnvidia-ml.so.1";
   std::string log_level = "info";
   std::string log_format = "text";  // "text" | "json" (log_format.h)
   int history_size = 60;            // what the diagnosis reads: 5 min at 5 s
-  // --flows, --pcap-*, --training-ports, --flow-map-entries,
-  // --step-burst-gap, --cgroup2-path.
-  FlowsOptions flows;
-  // --node-interfaces, --node-link-mbit: the node's uplink.
-  NodeOptions node;
+  // Each collector's options, set by its flags (collector_registry.cc):
+  // FlowsOptions, NodeOptions, GpuOptions.
+  CollectorOptions collectors;
   // --profiler on (--profile-max-*): on-demand profiles; empty when off.
   std::optional<profiler::ProfilerOptions> on_demand_profiler =
       profiler::ProfilerOptions{};

@@ -27,6 +27,7 @@
 #include "exporter/goodput_families.h"
 #include "exporter/headroom_families.h"
 #include "exporter/ps_share_families.h"
+#include "flows/flows_options.h"
 #include "sampling/history.h"
 #include "sampling/sampler.h"
 #include "synthetic_node.h"
@@ -84,7 +85,7 @@ bool ParseOptions(int argc, char** argv, Options* options) {
 std::vector<CollectorPtr> NodeCollectors(const HostPaths& host) {
   AgentConfig config;
   config.host = host;
-  config.flows.mode = FlowsMode::kOff;
+  config.collectors.Mutable<FlowsOptions>().mode = FlowsMode::kOff;
   std::vector<CollectorPtr> collectors = MakeCollectors(config);
   std::erase_if(collectors,
                 [](const CollectorPtr& c) { return c->name() == "gpu"; });

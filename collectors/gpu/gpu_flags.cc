@@ -5,7 +5,7 @@
 namespace trainscope {
 
 void GpuFlags::Add(CLI::App& app) {
-  app.add_option("--nvml-library", *nvml_library_,
+  app.add_option("--nvml-library", options_->nvml_library,
                  "NVML library to dlopen for GPU metrics")
       ->envname("TRAINSCOPE_NVML_LIBRARY")
       ->capture_default_str();

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "gpu/gpu_options.h"
 #include "trainscope/collector_flags.h"
 
 namespace trainscope {
@@ -9,12 +10,12 @@ namespace trainscope {
 // --nvml-library: the NVML the GPU collector loads.
 class GpuFlags final : public CollectorFlags {
  public:
-  explicit GpuFlags(std::string* nvml_library) : nvml_library_(nvml_library) {}
+  explicit GpuFlags(GpuOptions* options) : options_(options) {}
   void Add(CLI::App& app) override;
   std::string Finish() override { return {}; }
 
  private:
-  std::string* nvml_library_;
+  GpuOptions* options_;
 };
 
 }  // namespace trainscope

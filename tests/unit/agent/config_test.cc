@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config_flags.h"
+#include "node/node_collector.h"
 
 namespace trainscope {
 namespace {
@@ -126,10 +127,10 @@ TEST(ConfigTest, NodeLinkFlags) {
   auto parsed =
       Parse({"--node-interfaces", "bond0, ,eth1", "--node-link-mbit", "1000"});
   ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
-  const auto& cfg = std::get<AgentConfig>(parsed);
-  EXPECT_EQ(cfg.node.interfaces, (std::vector<std::string>{"bond0", "eth1"}));
-  ASSERT_TRUE(cfg.node.link_speed_bytes_per_second.has_value());
-  EXPECT_DOUBLE_EQ(*cfg.node.link_speed_bytes_per_second, 1000e6 / 8);
+  const auto node = std::get<AgentConfig>(parsed).collectors.Get<NodeOptions>();
+  EXPECT_EQ(node.interfaces, (std::vector<std::string>{"bond0", "eth1"}));
+  ASSERT_TRUE(node.link_speed_bytes_per_second.has_value());
+  EXPECT_DOUBLE_EQ(*node.link_speed_bytes_per_second, 1000e6 / 8);
   // The default peer watch needs no apiserver discovery to parse.
   EXPECT_TRUE(
       std::holds_alternative<AgentConfig>(Parse({"--discovery", "cgroup"})));

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config.h"
+#include "flows/flows_options.h"
 
 namespace trainscope {
 namespace {
@@ -17,14 +18,15 @@ std::variant<AgentConfig, ExitRequest> Parse(std::vector<const char*> args) {
 TEST(FlowsConfig, Defaults) {
   auto parsed = Parse({});
   ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
-  const auto& cfg = std::get<AgentConfig>(parsed);
-  EXPECT_EQ(cfg.flows.mode, FlowsMode::kEbpf);
-  EXPECT_TRUE(cfg.flows.pcap_interfaces.empty());
-  EXPECT_EQ(cfg.flows.training_ports, std::vector<uint16_t>{2222});
-  EXPECT_EQ(cfg.flows.map_entries, 65536u);
-  EXPECT_EQ(cfg.flows.pcap_buffer_bytes, 32 << 20);
-  EXPECT_EQ(cfg.flows.cgroup2_path, "");
-  EXPECT_DOUBLE_EQ(cfg.flows.burst_gap_s, 0.02);
+  const auto flows =
+      std::get<AgentConfig>(parsed).collectors.Get<FlowsOptions>();
+  EXPECT_EQ(flows.mode, FlowsMode::kEbpf);
+  EXPECT_TRUE(flows.pcap_interfaces.empty());
+  EXPECT_EQ(flows.training_ports, std::vector<uint16_t>{2222});
+  EXPECT_EQ(flows.map_entries, 65536u);
+  EXPECT_EQ(flows.pcap_buffer_bytes, 32 << 20);
+  EXPECT_EQ(flows.cgroup2_path, "");
+  EXPECT_DOUBLE_EQ(flows.burst_gap_s, 0.02);
 }
 
 TEST(FlowsConfig, FlagsAndEnvironment) {
@@ -39,13 +41,13 @@ TEST(FlowsConfig, FlagsAndEnvironment) {
   ::unsetenv("TRAINSCOPE_FLOW_MAP_ENTRIES");
   ASSERT_TRUE(std::holds_alternative<AgentConfig>(parsed));
   const auto& cfg = std::get<AgentConfig>(parsed);
-  EXPECT_EQ(cfg.flows.mode, FlowsMode::kPcap);
-  EXPECT_EQ(cfg.flows.pcap_interfaces,
-            (std::vector<std::string>{"any", "eth1"}));
-  EXPECT_EQ(cfg.flows.training_ports, (std::vector<uint16_t>{2222, 5000}));
-  EXPECT_EQ(cfg.flows.map_entries, 1024u);
-  EXPECT_EQ(cfg.flows.pcap_buffer_bytes, 1 << 20);
-  EXPECT_EQ(cfg.flows.cgroup2_path, "/sys/fs/cgroup/unified");
+  const auto flows = cfg.collectors.Get<FlowsOptions>();
+  EXPECT_EQ(flows.mode, FlowsMode::kPcap);
+  EXPECT_EQ(flows.pcap_interfaces, (std::vector<std::string>{"any", "eth1"}));
+  EXPECT_EQ(flows.training_ports, (std::vector<uint16_t>{2222, 5000}));
+  EXPECT_EQ(flows.map_entries, 1024u);
+  EXPECT_EQ(flows.pcap_buffer_bytes, 1 << 20);
+  EXPECT_EQ(flows.cgroup2_path, "/sys/fs/cgroup/unified");
   // The profiler attaches under the same cgroup2 mount.
   EXPECT_EQ(cfg.on_demand_profiler->cgroup2_path, "/sys/fs/cgroup/unified");
 }
