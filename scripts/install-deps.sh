@@ -25,6 +25,8 @@ packages=(
   libprotobuf-dev protobuf-compiler golang-go binutils
   # tests and tools: real kernel networking, independent traffic, real Prometheus
   iproute2 procps iperf3 prometheus tcpdump tshark curl python3 ca-certificates
+  # the mixin tests read rendered rules (tests/deploy/mixin_*.sh)
+  python3-yaml
   # bench/http: HTTP load generator
   wrk
   # bench/cycle: per-cycle cost check (callgrind counts, callgrind.h)

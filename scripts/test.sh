@@ -107,6 +107,9 @@ bash scripts/install-platform.sh
 # The Helm chart's tests (ctest -L deploy, deploy.chart_*) run the real helm,
 # built the same way (docs/deploy.md, "Helm").
 bash scripts/install-helm.sh
+# The mixin's tests (deploy.mixin_*) run the real jsonnet and jb, built the
+# same way (docs/dashboards.md).
+bash scripts/install-jsonnet.sh
 echo "[test] platform tools ready after $(($(date +%s) - start)) s"
 
 if [ $# -gt 0 ]; then

@@ -19,7 +19,7 @@ namespace {
 using diagnosis::DiagnosisSettings;
 using NamespacedName = std::pair<std::string, std::string>;
 
-// The recorded series the triage reads (dashboards/alerts.src.yaml,
+// The recorded series the triage reads (dashboards/mixin/rules/rules.libsonnet,
 // trainscope.ps-traffic.rules): per PS and per worker, bytes/s both ways.
 constexpr const char* kPsTrafficRecord =
     "training_job_pod:trainscope_ps_traffic_bytes:rate1m";

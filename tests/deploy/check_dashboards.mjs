@@ -56,7 +56,7 @@ for (const file of files) {
   const vars = new Map((d.templating?.list ?? []).map((v) => [v.name, v]));
   check(vars.get("datasource")?.type === "datasource" && vars.get("datasource")?.query === "prometheus",
     `${file}: needs a "datasource" variable of type datasource (prometheus)`);
-  // The cluster variable (dashboards/mixin.yaml clusterLabel) on every dashboard.
+  // The cluster variable (dashboards/mixin/config.libsonnet clusterLabel) on every dashboard.
   const wantVars = ["cluster", ...(file.includes("agent-health") ? ["node"] : ["namespace", "training_job", "node"])];
   for (const v of wantVars) check(vars.get(v)?.type === "query", `${file}: needs the template variable ${v}`);
   for (const v of vars.values()) {
@@ -138,7 +138,7 @@ for (const g of rulesFile.groups) {
 }
 const pr = YAML.parseAllDocuments(readFileSync(join(REPO_ROOT, "daemonset/base/prometheusrule.yaml"), "utf8"))[0].toJSON();
 check(pr.kind === "PrometheusRule" && isDeepStrictEqual(pr.spec.groups, rulesFile.groups),
-  "daemonset/base/prometheusrule.yaml differs from dashboards/alerts.yaml; run: node dashboards/generate.mjs");
+  "daemonset/base/prometheusrule.yaml differs from dashboards/alerts.yaml; run: python3 dashboards/mixin/generate.py");
 
 console.log(`${files.length} dashboards, ${promqlRules.length} panel queries, ${allRules.length} rules`);
 done("check_dashboards");

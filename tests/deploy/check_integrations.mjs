@@ -108,7 +108,7 @@ if (st) {
     check(cm.metadata.labels?.grafana_dashboard === "1", `${cm.metadata.name}: labelled grafana_dashboard: "1"`);
     check(cm.metadata.namespace === "trainscope", `${cm.metadata.name}: in the agent's namespace`);
     check(cm.data[f] === readFileSync(join(REPO_ROOT, "dashboards", f), "utf8"),
-      `${cm.metadata.name}: ${f} is dashboards/${f} (run node dashboards/generate.mjs)`);
+      `${cm.metadata.name}: ${f} is dashboards/${f} (run python3 dashboards/mixin/generate.py)`);
     check(Buffer.byteLength(JSON.stringify(cm)) < 256 * 1024, `${cm.metadata.name}: below kubectl apply's 256 KiB annotation limit`);
   }
 }

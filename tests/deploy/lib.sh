@@ -21,3 +21,12 @@ need_node() {
     exit 1
   fi
 }
+need_jsonnet() {  # sets JSONNET and JB: go-jsonnet and jsonnet-bundler
+  JSONNET=$(bash "$REPO_ROOT/scripts/install-jsonnet.sh" --print)
+  JB=$(bash "$REPO_ROOT/scripts/install-jsonnet.sh" --print-jb)
+  if [ ! -x "$JSONNET" ] || [ ! -x "$JB" ]; then
+    echo "FAIL: jsonnet or jb is not built; run: bash scripts/install-jsonnet.sh (the deploy.jsonnet_install test does)" >&2
+    exit 1
+  fi
+  export JSONNET JB
+}

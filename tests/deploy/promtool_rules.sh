@@ -9,7 +9,12 @@ case "${1:-all}" in
   test)
     promtool test rules alerts_test.yaml goodput_rules_test.yaml
     missing=0
-    for a in $(grep -E '^\s*- alert:' alerts.yaml | awk '{print $3}'); do
+    alerts=$(python3 -c 'import yaml
+for g in yaml.safe_load(open("alerts.yaml"))["groups"]:
+    for r in g["rules"]:
+        if "alert" in r: print(r["alert"])')
+    [ -n "$alerts" ] || { echo "FAIL: no alert in alerts.yaml" >&2; exit 1; }
+    for a in $alerts; do
       if ! grep -qE "alertname: $a\$" alerts_test.yaml; then
         echo "FAIL: alert $a has no unit test in dashboards/alerts_test.yaml" >&2; missing=1
       fi

@@ -1,6 +1,6 @@
 {{/*
 The name every object and the scrape job carry: the rules and dashboards
-select job="trainscope-agent" (dashboards/mixin.yaml), so it is not derived
+select job="trainscope-agent" (dashboards/mixin/config.libsonnet), so it is not derived
 from the release name.
 */}}
 {{- define "trainscope.name" -}}trainscope-agent{{- end }}
