@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real platform parts the tests run (docs/platform.md): etcd,
-# kube-apiserver, the Prometheus Operator (with its CRDs) and Prometheus
-# (Debian's is built without Kubernetes discovery), pinned, from their
+# kube-apiserver, the Prometheus Operator (with its CRDs), Prometheus
+# (Debian's is built without Kubernetes discovery) and Thanos, pinned, from their
 # published Go modules, into the tool cache outside the work tree
 # ($TRAINSCOPE_CACHE_DIR, default /var/cache/trainscope), one folder per
 # tool and version. A tool already there is not built again, so a second
@@ -27,6 +27,10 @@ tools=(
   "kube-apiserver k8s.io/kubernetes v1.34.4 k8s.io/kubernetes/cmd/kube-apiserver"
   "prometheus-operator github.com/prometheus-operator/prometheus-operator v0.85.0 github.com/prometheus-operator/prometheus-operator/cmd/operator"
   "prometheus github.com/prometheus/prometheus v0.305.0 github.com/prometheus/prometheus/cmd/prometheus"
+  # Thanos Query and sidecars in front of two Prometheus servers: the
+  # cluster view of several clusters (docs/performance.md). v0.42.0: the
+  # later v0.42.x need a newer Go than Debian's toolchain here.
+  "thanos github.com/thanos-io/thanos v0.42.0 github.com/thanos-io/thanos/cmd/thanos"
 )
 
 tool_path() { echo "$cache/$1-$3/$1"; }
@@ -93,7 +97,7 @@ for r in json.load(sys.stdin).get("Replace") or []:
 version_ldflags() {
   local module=$1 version=$2 minor
   case $module in
-    github.com/prometheus-operator/prometheus-operator | github.com/prometheus/prometheus)
+    github.com/prometheus-operator/prometheus-operator | github.com/prometheus/prometheus | github.com/thanos-io/thanos)
       [ "$module" = github.com/prometheus/prometheus ] &&
         version=$(cat "$(go list -m -f '{{.Dir}}' "$module")/VERSION")
       echo "-X github.com/prometheus/common/version.Version=${version#v}" \
@@ -107,6 +111,16 @@ version_ldflags() {
     "-X k8s.io/component-base/version.gitMajor=1" \
     "-X k8s.io/component-base/version.gitMinor=$minor" \
     "-X k8s.io/component-base/version.gitTreeState=clean"
+}
+
+# Build tags a project's release build sets (its .promu.yml): Thanos's
+# StoreAPI marshals Prometheus label sets as slices, which only the
+# slicelabels layout gives (without it a sidecar panics on its first
+# Series call).
+build_tags() {
+  case $1 in
+    github.com/thanos-io/thanos) echo "netgo,slicelabels" ;;
+  esac
 }
 
 build_tool() {
@@ -133,7 +147,8 @@ build_tool() {
     # -mod=mod for every go command here: version_ldflags and the CRD copy
     # resolve the module too.
     export GOFLAGS=-mod=mod
-    go build -trimpath -ldflags "$(version_ldflags "$module" "$version")" \
+    go build -trimpath -tags "$(build_tags "$module")" \
+      -ldflags "$(version_ldflags "$module" "$version")" \
       -o "$work/$name" "$package" || exit 1
     if [ "$name" = prometheus-operator ]; then
       cp -r "$(go list -m -f '{{.Dir}}' "$module")/example/prometheus-operator-crd" "$work/crds" &&

@@ -18,32 +18,6 @@
 namespace trainscope::cli {
 namespace {
 
-// GET a Prometheus API path and check it answered `result_type` data.
-Status QueryPrometheus(const HttpTarget& target, const std::string& url,
-                       const std::string& path,
-                       const std::multimap<std::string, std::string>& params,
-                       const std::string& result_type, nlohmann::json* result) {
-  nlohmann::json answer;
-  if (Status s = GetJson(target, path, params, &answer); !s.ok()) {
-    return s;
-  }
-  // find() and == never throw, whatever shape a proxy or a broken server
-  // answered with (value() throws on a non-object or a non-string).
-  const auto status = answer.find("status");
-  const auto data = answer.find("data");
-  const bool typed = data != answer.end() && data->is_object() &&
-                     data->find("resultType") != data->end() &&
-                     (*data)["resultType"] == result_type;
-  if (status == answer.end() || *status != "success" || !typed) {
-    return Status::Error(url + " gave no " + result_type + " for " +
-                         params.find("query")->second + ": " +
-                         ServerText(answer.dump(), 200));
-  }
-  auto found = data->find("result");
-  *result = found != data->end() ? std::move(*found) : nlohmann::json::array();
-  return Status::Ok();
-}
-
 size_t BatchLimit(const ClusterViewQuery& q) {
   return q.batch_series > 0 ? q.batch_series
                             : std::numeric_limits<size_t>::max();

@@ -1,6 +1,7 @@
 // trainscope report --agent URL | --prometheus URL [--namespace NS]
 //                   [--job NAME] [--range S] [--step S] [--end T]
-//                   [--selector M]... [--bearer-token-file F] [--ca-file F]
+//                   [--selector M]... [--cluster-label L]
+//                   [--bearer-token-file F] [--ca-file F]
 //                   [--header 'N: V']... [--timeout S]
 //                   [--max-response-bytes N] [--json | --html FILE]
 // The node view is the agent's own report; the cluster view rebuilds the
@@ -20,6 +21,7 @@
 #include "cli/cli_flags.h"
 #include "cli/commands.h"
 #include "cli/report_cluster.h"
+#include "cli/report_clusters.h"
 #include "cli/report_http.h"
 #include "cli/report_lost_time.h"
 #include "cli/report_prometheus.h"
@@ -48,7 +50,8 @@ struct ReportFlags {
   cli::TriageMode triage = cli::TriageMode::kAuto;
   cli::HttpClientFlags client;  // --bearer-token-file, --ca-file, --header
   cli::HttpLimits limits;       // --timeout, --max-response-bytes
-  std::vector<std::string> selectors;  // --selector
+  std::vector<std::string> selectors;     // --selector
+  std::string cluster_label = "cluster";  // "" = one cluster, no split
 };
 
 // Finite bounds for the numeric flags: ten years of history, a day's step,
@@ -210,30 +213,17 @@ void SetLostTime(nlohmann::json& report, const cli::HttpTarget& target,
   report["lost_time"] = cli::LostTimeJson(lost);
 }
 
-int PrometheusReport(const ReportFlags& flags) {
-  cli::HttpTarget target;
-  if (Status s = cli::ParseHttpUrl(flags.prometheus, &target); !s.ok()) {
-    return Fail("--prometheus: " + s.message(), 2);
-  }
-  if (Status s = cli::ApplyHttpClientFlags(flags.client, &target); !s.ok()) {
-    return Fail(s.message(), 2);
-  }
-  target.limits = flags.limits;
-  std::string extra_matchers;
-  if (Status s = cli::ParseSelectors(flags.selectors, &extra_matchers);
-      !s.ok()) {
-    return Fail("--selector " + s.message(), 2);
-  }
-  auto now = std::chrono::system_clock::now();
-  if (flags.end_unix_seconds > 0) {
-    now = std::chrono::system_clock::time_point(
-        std::chrono::duration_cast<std::chrono::system_clock::duration>(
-            std::chrono::duration<double>(flags.end_unix_seconds)));
-  }
+// The cluster view of the series `matchers` select: 0, or the exit code
+// after the error is printed.
+int BuildPrometheusReport(const ReportFlags& flags,
+                          const cli::HttpTarget& target,
+                          const std::string& matchers,
+                          std::chrono::system_clock::time_point now,
+                          nlohmann::json* out) {
   const double end =
       std::chrono::duration<double>(now.time_since_epoch()).count();
   cli::ClusterViewQuery query{
-      flags.prometheus,    flags.namespace_name, flags.job, extra_matchers,
+      flags.prometheus,    flags.namespace_name, flags.job, matchers,
       flags.range_seconds, flags.step_seconds,   end,       flags.batch_series,
       flags.triage};
   cli::ClusterEvaluation eval;
@@ -261,7 +251,63 @@ int PrometheusReport(const ReportFlags& flags) {
                       {"evaluations", eval.evaluations},
                       {"batches", eval.batches},
                       {"triage", TriageJson(eval.triage)}};
-  return Print(report, flags);
+  *out = std::move(report);
+  return 0;
+}
+
+int PrometheusReport(const ReportFlags& flags) {
+  cli::HttpTarget target;
+  if (Status s = cli::ParseHttpUrl(flags.prometheus, &target); !s.ok()) {
+    return Fail("--prometheus: " + s.message(), 2);
+  }
+  if (Status s = cli::ApplyHttpClientFlags(flags.client, &target); !s.ok()) {
+    return Fail(s.message(), 2);
+  }
+  target.limits = flags.limits;
+  std::string extra_matchers;
+  if (Status s = cli::ParseSelectors(flags.selectors, &extra_matchers);
+      !s.ok()) {
+    return Fail("--selector " + s.message(), 2);
+  }
+  auto now = std::chrono::system_clock::now();
+  if (flags.end_unix_seconds > 0) {
+    now = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::duration<double>(flags.end_unix_seconds)));
+  }
+  const double end =
+      std::chrono::duration<double>(now.time_since_epoch()).count();
+  std::vector<std::string> clusters;
+  if (!flags.cluster_label.empty()) {
+    if (Status s = cli::ListClusters(target, flags.prometheus,
+                                     flags.cluster_label, extra_matchers,
+                                     flags.range_seconds, end, &clusters);
+        !s.ok()) {
+      return Fail(s.message());
+    }
+  }
+  // One Prometheus of one cluster: its series carry no cluster label.
+  if (clusters.empty() || (clusters.size() == 1 && clusters[0].empty())) {
+    nlohmann::json report;
+    if (int rc = BuildPrometheusReport(flags, target, extra_matchers, now,
+                                       &report)) {
+      return rc;
+    }
+    return Print(report, flags);
+  }
+  std::vector<cli::ClusterReport> reports;
+  for (const std::string& cluster : clusters) {
+    cli::ClusterReport one{cluster, {}};
+    const std::string matchers =
+        cli::ClusterMatchers(extra_matchers, flags.cluster_label, cluster);
+    if (int rc =
+            BuildPrometheusReport(flags, target, matchers, now, &one.report)) {
+      return rc;
+    }
+    reports.push_back(std::move(one));
+  }
+  return Print(
+      cli::MergeClusterReports(flags.cluster_label, std::move(reports)), flags);
 }
 
 }  // namespace
@@ -297,6 +343,20 @@ int RunReportCommand(int argc, char** argv) {
                  "Label matchers added to every cluster-view query, "
                  "repeatable (e.g. 'cluster=\"a\"' when one Prometheus holds "
                  "several clusters)")
+      ->needs(prom);
+  app.add_option(
+         "--cluster-label", flags.cluster_label,
+         "Label that tells clusters apart behind Thanos Query, Mimir or "
+         "Cortex (the mixin's clusterLabel): each cluster is judged alone and "
+         "every diagnosis and job names its cluster; '' = judge all series "
+         "as one cluster")
+      ->capture_default_str()
+      ->check([](const std::string& v) {
+        return v.empty() || cli::IsLabelName(v)
+                   ? std::string()
+                   : "--cluster-label: \"" + v +
+                         "\" is not a Prometheus label name";
+      })
       ->needs(prom);
   app.add_option("--namespace", flags.namespace_name, "Only this namespace");
   app.add_option("--job", flags.job, "Only this training job");

@@ -220,4 +220,29 @@ Status GetJson(const HttpTarget& target, const std::string& path,
   return Status::Ok();
 }
 
+Status QueryPrometheus(const HttpTarget& target, const std::string& url,
+                       const std::string& path,
+                       const std::multimap<std::string, std::string>& params,
+                       const std::string& result_type, nlohmann::json* result) {
+  nlohmann::json answer;
+  if (Status s = GetJson(target, path, params, &answer); !s.ok()) {
+    return s;
+  }
+  // find() and == never throw, whatever shape a proxy or a broken server
+  // answered with (value() throws on a non-object or a non-string).
+  const auto status = answer.find("status");
+  const auto data = answer.find("data");
+  const bool typed = data != answer.end() && data->is_object() &&
+                     data->find("resultType") != data->end() &&
+                     (*data)["resultType"] == result_type;
+  if (status == answer.end() || *status != "success" || !typed) {
+    return Status::Error(url + " gave no " + result_type + " for " +
+                         params.find("query")->second + ": " +
+                         ServerText(answer.dump(), 200));
+  }
+  auto found = data->find("result");
+  *result = found != data->end() ? std::move(*found) : nlohmann::json::array();
+  return Status::Ok();
+}
+
 }  // namespace trainscope::cli

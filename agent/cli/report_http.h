@@ -54,4 +54,12 @@ Status GetJson(const HttpTarget& target, const std::string& path,
                const std::multimap<std::string, std::string>& params,
                nlohmann::json* out);
 
+// GET a Prometheus API path (/api/v1/query, /api/v1/query_range) and check
+// it answered `result_type` data ("vector", "matrix"); `result` is
+// data.result. The error names `url`, the query and the answer's start.
+Status QueryPrometheus(const HttpTarget& target, const std::string& url,
+                       const std::string& path,
+                       const std::multimap<std::string, std::string>& params,
+                       const std::string& result_type, nlohmann::json* result);
+
 }  // namespace trainscope::cli

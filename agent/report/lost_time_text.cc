@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "report_page/model.h"
+
 namespace trainscope {
 namespace {
 
@@ -57,13 +59,13 @@ std::string LostTimeText(const nlohmann::json& report) {
     const auto causes = Causes(job.value("lost_seconds", nlohmann::json()));
     if (causes.empty()) continue;
     const auto goodput = job.find("goodput_ratio");
-    out +=
-        fmt::format("  {}/{}: goodput {}, lost {} (", Text(job, "namespace"),
-                    Text(job, "training_job"),
-                    goodput != job.end() && goodput->is_number()
-                        ? fmt::format("{:.0f}%", 100 * goodput->get<double>())
-                        : "?",
-                    DurationText(Sum(causes)));
+    out += fmt::format(
+        "  {}{}/{}: goodput {}, lost {} (", page::ClusterPrefix(job),
+        Text(job, "namespace"), Text(job, "training_job"),
+        goodput != job.end() && goodput->is_number()
+            ? fmt::format("{:.0f}%", 100 * goodput->get<double>())
+            : "?",
+        DurationText(Sum(causes)));
     for (size_t i = 0; i < causes.size(); ++i)
       out += (i ? ", " : "") + causes[i].first + " " +
              DurationText(causes[i].second);

@@ -11,6 +11,7 @@
 #include "diagnosis/detectors.h"
 #include "report/lost_time_text.h"
 #include "report/stall_text.h"
+#include "report_page/model.h"
 
 namespace trainscope {
 namespace {
@@ -249,13 +250,14 @@ namespace {
 // What a diagnosis is about: its pod; a node-level one names its node
 // instead, a job-wide one (a stall no rank is blamed for) its job.
 std::string Subject(const nlohmann::json& d) {
-  const std::string ns = d.value("namespace", "");
+  const std::string ns = page::ClusterPrefix(d) + d.value("namespace", "");
   if (!d.value("pod", "").empty()) return ns + "/" + d.value("pod", "");
   const std::string job = d.value("training_job", "");
   const bool job_wide =
       !job.empty() && (d.value("node", "").empty() ||
                        d.value("kind", "") == diagnosis::kTrainingStalled);
-  return job_wide ? "job/" + ns + "/" + job : "node/" + d.value("node", "");
+  return job_wide ? "job/" + ns + "/" + job
+                  : "node/" + page::ClusterPrefix(d) + d.value("node", "");
 }
 
 void WriteDiagnosis(const nlohmann::json& d, std::ostringstream& out) {
@@ -295,7 +297,7 @@ void WriteDiagnosis(const nlohmann::json& d, std::ostringstream& out) {
 }
 
 void WriteJob(const nlohmann::json& job, std::ostringstream& out) {
-  out << "  " << job.value("namespace", "") << "/"
+  out << "  " << page::ClusterPrefix(job) << job.value("namespace", "") << "/"
       << job.value("training_job", "") << ": " << job["ps"].size() << " PS, "
       << job["workers"].size() << " workers\n";
   char line[256];
@@ -342,7 +344,7 @@ std::string ReportText(const nlohmann::json& report) {
     }
   }
   for (const auto& m : report.value("missing_nodes", nlohmann::json::array())) {
-    out << "\nWARNING: node " << m.value("node", "?")
+    out << "\nWARNING: node " << page::ClusterPrefix(m) << m.value("node", "?")
         << " sent no series since " << m.value("last_seen", "?")
         << ": its agent is down or not scraped; its pods are judged on "
            "partial data.\n";

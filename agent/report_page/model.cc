@@ -85,7 +85,7 @@ RankView RankOf(const json& r) {
 DiagnosisView DiagnosisOf(const json& d) {
   DiagnosisView v{Str(d, "kind"),
                   Str(d, "severity"),
-                  Str(d, "namespace"),
+                  ClusterPrefix(d) + Str(d, "namespace"),
                   Str(d, "training_job"),
                   Str(d, "pod"),
                   Str(d, "node"),
@@ -161,7 +161,7 @@ std::optional<JobView::Headroom> HeadroomOf(const json& h) {
 
 JobView JobOf(const json& job) {
   JobView v;
-  v.namespace_name = Str(job, "namespace");
+  v.namespace_name = ClusterPrefix(job) + Str(job, "namespace");
   v.training_job = Str(job, "training_job");
   v.measured_from = Str(job, "measured_from");
   v.headroom = HeadroomOf(Field(job, "headroom"));
@@ -277,6 +277,12 @@ std::string ProcessCounts(const json& p) {
     out += std::to_string(n.get<long long>()) + letter;
   }
   return out;
+}
+
+std::string ClusterPrefix(const json& item) {
+  const auto cluster = item.find("cluster");
+  if (cluster == item.end() || !cluster->is_string()) return "";
+  return cluster->get<std::string>() + ":";
 }
 
 ReportModel ModelOf(const json& report) {

@@ -92,6 +92,10 @@ struct ReportModel {
 
 ReportModel ModelOf(const nlohmann::json& report);
 
+// "a:" before what an item of a report of several clusters names (its
+// "cluster", `trainscope report --prometheus` behind Thanos); "" otherwise.
+std::string ClusterPrefix(const nlohmann::json& item);
+
 // "critical", "warning" or "info" (anything else): for CSS classes and
 // colours, so a severity string never reaches markup unchecked.
 std::string SeverityClass(const std::string& severity);

@@ -200,12 +200,16 @@ TEST(ReportAnswersTest, JsonThatIsNoReport) {
   auto r = Report({"--agent", server.url()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("is not a Trainscope report"));
-  // The first query lists the pods to cut batches from (an instant vector).
-  auto p = Report({"--prometheus", server.url()});
+  // The first query lists the clusters behind the server (an instant
+  // vector), the next the pods to cut batches from (another).
+  auto clusters = Report({"--prometheus", server.url()});
+  EXPECT_EQ(clusters.exit_code, 1);
+  EXPECT_THAT(clusters.err, HasSubstr("gave no vector for count by (cluster)"));
+  auto p = Report({"--prometheus", server.url(), "--cluster-label", ""});
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_THAT(p.err, HasSubstr("gave no vector for group by"));
-  auto one_window =
-      Report({"--prometheus", server.url(), "--batch-series", "0"});
+  auto one_window = Report({"--prometheus", server.url(), "--batch-series", "0",
+                            "--cluster-label", ""});
   EXPECT_EQ(one_window.exit_code, 1);
   EXPECT_THAT(one_window.err, HasSubstr("gave no matrix"));
 }

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "fake_agent_node.h"
 #include "prometheus_support.h"
 
 namespace trainscope::testing {
@@ -19,103 +20,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct FakePod {
-  std::string name;
-  std::string role;
-  std::string node;
-  double cpu_cores;
-};
-
-const std::vector<FakePod> kPods = {{"ctr-ps-0", "ps", "node-b", 0.6},
-                                    {"ctr-ps-1", "ps", "node-a", 0.3},
-                                    {"ctr-ps-2", "ps", "node-b", 0.3},
-                                    {"ctr-worker-0", "worker", "node-a", 0.5},
-                                    {"ctr-worker-1", "worker", "node-a", 0.5},
-                                    {"ctr-worker-2", "worker", "node-b", 0.5},
-                                    {"ctr-worker-3", "worker", "node-b", 0.5}};
-
-// Bytes/s each worker exchanges with each PS, per direction: 80/10/10.
-const std::map<std::string, double> kPsRates = {
-    {"ctr-ps-0", 4e6}, {"ctr-ps-1", 0.5e6}, {"ctr-ps-2", 0.5e6}};
-
-std::string PodLabels(const FakePod& p) {
-  return "namespace=\"training\",pod=\"" + p.name +
-         "\",training_job=\"ctr\",role=\"" + p.role + "\",replica_index=\"" +
-         p.name.substr(p.name.rfind('-') + 1) + "\"";
-}
-
-// Trainscope-format exposition of one node at `t` seconds since start:
-// counters grow at fixed rates, as an agent's would.
-std::string Exposition(const std::string& node, double t) {
-  std::ostringstream out;
-  out << "# TYPE trainscope_pod_info gauge\n";
-  for (const auto& p : kPods) {
-    if (p.node != node) continue;
-    out << "trainscope_pod_info{" << PodLabels(p) << ",node=\"" << node
-        << "\",uid=\"uid-" << p.name << "\"} 1\n";
-  }
-  out << "# TYPE trainscope_pod_cpu_usage_seconds_total counter\n";
-  for (const auto& p : kPods) {
-    if (p.node != node) continue;
-    out << "trainscope_pod_cpu_usage_seconds_total{" << PodLabels(p) << "} "
-        << 100 + p.cpu_cores * t << "\n";
-  }
-  for (const char* dir : {"receive", "transmit"}) {
-    out << "# TYPE trainscope_peer_" << dir << "_bytes_total counter\n";
-    for (const auto& p : kPods) {
-      if (p.node != node || p.role != "worker") continue;
-      for (const auto& [ps, rate] : kPsRates) {
-        out << "trainscope_peer_" << dir << "_bytes_total{" << PodLabels(p)
-            << ",peer_namespace=\"training\",peer_pod=\"" << ps
-            << "\",peer_role=\"ps\"} " << static_cast<uint64_t>(1e6 + rate * t)
-            << "\n";
-      }
-    }
-  }
-  out << "# TYPE trainscope_node_cpu_count gauge\n"
-      << "trainscope_node_cpu_count{node=\"" << node << "\"} 8\n";
-  return out.str();
-}
-
-class FakeNode {
- public:
-  explicit FakeNode(std::string node) : node_(std::move(node)) {
-    start_ = std::chrono::steady_clock::now();
-    server_.Get(
-        "/metrics", [this](const httplib::Request&, httplib::Response& res) {
-          const double t = std::chrono::duration<double>(
-                               std::chrono::steady_clock::now() - start_)
-                               .count();
-          res.set_content(Exposition(node_, t), "text/plain; version=0.0.4");
-        });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    // stop() before the loop runs would be lost and join() would hang.
-    while (!server_.is_running()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
-  ~FakeNode() {
-    server_.stop();
-    thread_.join();
-  }
-  std::string target() const { return "127.0.0.1:" + std::to_string(port_); }
-
- private:
-  std::string node_;
-  std::chrono::steady_clock::time_point start_;
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
-};
-
 CommandResult Report(std::vector<std::string> args) {
   args.insert(args.begin(), {TRAINSCOPE_CLI_BIN, "report"});
   return RunCommand(args, std::chrono::seconds(60));
 }
 
 TEST(PrometheusClusterViewTest, NamesTheHotPsAcrossNodes) {
-  FakeNode a("node-a"), b("node-b");
+  FakeAgentNode a("node-a", FakeAgentNode::kHotPs0);
+  FakeAgentNode b("node-b", FakeAgentNode::kHotPs0);
   PrometheusServer prometheus({a.target(), b.target()});
   ASSERT_TRUE(prometheus.WaitReady(std::chrono::seconds(30)))
       << prometheus.Log();

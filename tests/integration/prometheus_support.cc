@@ -58,6 +58,17 @@ pid_t Spawn(const std::vector<std::string>& argv, const fs::path& out,
   return pid;
 }
 
+// Polls /-/ready (Prometheus, Thanos) until it answers 200.
+bool WaitUntilReady(int port, std::chrono::milliseconds deadline) {
+  auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    int status = 0;
+    if (HttpGet(port, "/-/ready", &status) && status == 200) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
 void Stop(pid_t pid) {
   if (pid <= 0) return;
   ::kill(pid, SIGTERM);
@@ -96,11 +107,18 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
   return r;
 }
 
-PrometheusServer::PrometheusServer(const std::vector<std::string>& targets) {
+PrometheusServer::PrometheusServer(
+    const std::vector<std::string>& targets,
+    const std::map<std::string, std::string>& external_labels) {
   port_ = FreePort();
   std::ofstream config(dir_.path() / "prometheus.yml");
-  config << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-         << "scrape_configs:\n  - job_name: trainscope\n"
+  config << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n";
+  if (!external_labels.empty()) {
+    config << "  external_labels:\n";
+    for (const auto& [name, value] : external_labels)
+      config << "    " << name << ": '" << value << "'\n";
+  }
+  config << "scrape_configs:\n  - job_name: trainscope\n"
          << "    static_configs:\n      - targets: [";
   for (size_t i = 0; i < targets.size(); ++i) {
     config << (i ? ", " : "") << "'" << targets[i] << "'";
@@ -122,13 +140,7 @@ std::string PrometheusServer::url() const {
 }
 
 bool PrometheusServer::WaitReady(std::chrono::milliseconds deadline) const {
-  auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    int status = 0;
-    if (HttpGet(port_, "/-/ready", &status) && status == 200) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
+  return WaitUntilReady(port_, deadline);
 }
 
 std::optional<double> PrometheusServer::QueryScalar(
@@ -147,6 +159,69 @@ std::optional<double> PrometheusServer::QueryScalar(
 
 std::string PrometheusServer::Log() const {
   return ReadAll(dir_.path() / "stderr.log");
+}
+
+std::unique_ptr<ThanosServer> ThanosServer::Sidecar(
+    const std::string& thanos, const PrometheusServer& prometheus) {
+  std::unique_ptr<ThanosServer> s(new ThanosServer());
+  s->Start(thanos, {"sidecar", "--prometheus.url=" + prometheus.url(),
+                    "--tsdb.path=" + prometheus.data_dir().string()});
+  return s;
+}
+
+std::unique_ptr<ThanosServer> ThanosServer::Query(
+    const std::string& thanos, const std::vector<std::string>& endpoints) {
+  std::unique_ptr<ThanosServer> s(new ThanosServer());
+  std::vector<std::string> args = {"query"};
+  for (const auto& e : endpoints) args.push_back("--endpoint=" + e);
+  s->Start(thanos, std::move(args));
+  return s;
+}
+
+void ThanosServer::Start(const std::string& thanos,
+                         std::vector<std::string> args) {
+  http_port_ = FreePort();
+  grpc_port_ = FreePort();
+  args.insert(args.begin(), thanos);
+  args.push_back("--http-address=127.0.0.1:" + std::to_string(http_port_));
+  args.push_back("--grpc-address=127.0.0.1:" + std::to_string(grpc_port_));
+  args.push_back("--log.level=warn");
+  pid_ = Spawn(args, dir_.path() / "stdout.log", dir_.path() / "stderr.log");
+}
+
+ThanosServer::~ThanosServer() { Stop(pid_); }
+
+std::string ThanosServer::url() const {
+  return "http://127.0.0.1:" + std::to_string(http_port_);
+}
+
+std::string ThanosServer::grpc_endpoint() const {
+  return "127.0.0.1:" + std::to_string(grpc_port_);
+}
+
+bool ThanosServer::WaitReady(std::chrono::milliseconds deadline) const {
+  return WaitUntilReady(http_port_, deadline);
+}
+
+std::string ThanosServer::Log() const {
+  return ReadAll(dir_.path() / "stderr.log");
+}
+
+std::string ThanosBinary(const std::string& source_dir) {
+  const std::string command =
+      "bash '" + source_dir + "/scripts/install-platform.sh' --print";
+  FILE* p = ::popen(command.c_str(), "r");
+  if (p == nullptr) return "";
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  ::pclose(p);
+  std::istringstream lines(out);
+  std::string name, path;
+  while (lines >> name >> path) {
+    if (name == "thanos" && ::access(path.c_str(), X_OK) == 0) return path;
+  }
+  return "";
 }
 
 }  // namespace trainscope::testing

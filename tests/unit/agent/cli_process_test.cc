@@ -250,8 +250,9 @@ TEST(CliNumbersTest, NonNumericPrometheusValueIsAnErrorNamingTheSeries) {
   ScriptedHttpServer server([&server, &answer](int fd, const std::string&) {
     server.Send(fd, HttpResponse(200, answer));
   });
-  const CliResult r =
-      RunCli({"report", "--prometheus", server.url(), "--batch-series", "0"});
+  // One cluster: no cluster listing first (it wants a vector).
+  const CliResult r = RunCli({"report", "--prometheus", server.url(),
+                              "--batch-series", "0", "--cluster-label", ""});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("sample value 'abc' that is not a number"));
   EXPECT_THAT(r.err, HasSubstr("pod=\"ctr-ps-0\""));
