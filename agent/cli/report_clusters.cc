@@ -1,16 +1,14 @@
 #include "cli/report_clusters.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "cli/report_prometheus.h"
+#include "trainscope/metric_names.h"
 
 namespace trainscope::cli {
 namespace {
-
-// Every pod the cluster view judges has this series; an agent's node-only
-// series without pods leave nothing to report.
-constexpr const char* kPodInfo = "trainscope_pod_info";
 
 void TagItems(nlohmann::json& list, const std::string& cluster,
               nlohmann::json& into) {
@@ -59,9 +57,12 @@ Status ListClusters(const HttpTarget& target, const std::string& url,
                     const std::string& label, const std::string& extra_matchers,
                     double range_seconds, double end,
                     std::vector<std::string>* clusters) {
+  // Every pod the cluster view judges has this series; an agent's node-only
+  // series without pods leave nothing to report.
   const std::string promql = "count by (" + label + ") (last_over_time(" +
-                             kPodInfo + "{" + extra_matchers + "}[" +
-                             std::to_string(int64_t(range_seconds)) + "s]))";
+                             std::string(kPodInfo) + "{" + extra_matchers +
+                             "}[" + std::to_string(int64_t(range_seconds)) +
+                             "s]))";
   nlohmann::json result;
   if (Status s =
           QueryPrometheus(target, url, "/api/v1/query",
