@@ -73,6 +73,7 @@ ReplayResult Replay(const Window& range, const DiagnosisSettings& settings,
     ++result.evaluations;
   }
   result.active = engine.Active();
+  WithdrawStalledRates(result.active, result.speeds);
   return result;
 }
 

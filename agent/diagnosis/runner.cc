@@ -22,6 +22,7 @@ void DiagnosisRunner::Update(
   active_ = FoldSamePodCauses(engine_.Active());
   jobs_ = std::move(ev.jobs);
   speeds_ = std::move(ev.speeds);
+  WithdrawStalledRates(active_, speeds_);
   headroom_ = std::move(ev.headroom);
   AccountGoodput(history);
 }

@@ -26,6 +26,39 @@ std::vector<JobSpeed> ComputeJobSpeeds(const WindowStats& stats) {
   return out;
 }
 
+namespace {
+
+void Withdraw(JobSpeed& job, const std::string& pod) {
+  const auto it = job.worker_steps_per_second.find(pod);
+  if (it == job.worker_steps_per_second.end()) return;
+  job.steps_per_second -= it->second;
+  job.workers_without_rate.push_back(pod);
+  job.worker_steps_per_second.erase(it);
+}
+
+}  // namespace
+
+void WithdrawStalledRates(const std::vector<Diagnosis>& active,
+                          std::vector<JobSpeed>& speeds) {
+  for (const Diagnosis& d : active) {
+    if (d.kind != kTrainingStalled) continue;
+    for (JobSpeed& job : speeds) {
+      if (job.namespace_name != d.namespace_name ||
+          job.training_job != d.training_job)
+        continue;
+      if (d.severity == Severity::kCritical) {
+        std::vector<std::string> pods;
+        for (const auto& [pod, rate] : job.worker_steps_per_second)
+          pods.push_back(pod);
+        for (const std::string& pod : pods) Withdraw(job, pod);
+        job.steps_per_second = 0;
+      } else {
+        Withdraw(job, d.pod);
+      }
+    }
+  }
+}
+
 std::optional<double> PeerMedianSteps(const WindowStats& stats,
                                       const PodMeta& of,
                                       const std::string& except_key) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnosis/diagnosis.h"
 #include "diagnosis/window.h"
 
 namespace trainscope::diagnosis {
@@ -24,6 +25,15 @@ struct JobSpeed {
 
 // Every job with at least one worker in the window.
 std::vector<JobSpeed> ComputeJobSpeeds(const WindowStats& stats);
+
+// A job that stopped has no step rate: the periodic traffic that goes on
+// during a stall (a TF2 coordinator's polling, keep-alives) is not steps.
+// Withdraws what the active training_stalled diagnoses cover: every
+// worker's rate of a stalled job (critical), or the one worker's that
+// stopped while the others go on (warning); they are then listed without
+// a rate.
+void WithdrawStalledRates(const std::vector<Diagnosis>& active,
+                          std::vector<JobSpeed>& speeds);
 
 // The step rate of a job's workers other than `except` (median); empty
 // with fewer than one measured peer.
