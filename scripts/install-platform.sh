@@ -29,7 +29,7 @@ tools=(
   "prometheus github.com/prometheus/prometheus v0.305.0 github.com/prometheus/prometheus/cmd/prometheus"
   # Thanos Query and sidecars in front of two Prometheus servers: the
   # cluster view of several clusters (docs/performance.md). v0.42.0: the
-  # later v0.42.x need a newer Go than Debian's toolchain here.
+  # later v0.42.x require Go 1.26.10, newer than the Go on these machines.
   "thanos github.com/thanos-io/thanos v0.42.0 github.com/thanos-io/thanos/cmd/thanos"
 )
 
