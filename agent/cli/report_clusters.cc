@@ -1,7 +1,5 @@
 #include "cli/report_clusters.h"
 
-#include <algorithm>
-#include <cctype>
 #include <set>
 
 #include "cli/report_prometheus.h"
@@ -44,14 +42,6 @@ void AddLostTime(const nlohmann::json& lost, const std::string& cluster,
 }
 
 }  // namespace
-
-bool IsLabelName(const std::string& label) {
-  if (label.empty() || std::isdigit(static_cast<unsigned char>(label[0])))
-    return false;
-  return std::all_of(label.begin(), label.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
 
 Status ListClusters(const HttpTarget& target, const std::string& url,
                     const std::string& label, const std::string& extra_matchers,

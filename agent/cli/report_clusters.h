@@ -17,9 +17,6 @@ namespace trainscope::cli {
 // cluster alone and merges the reports, each item naming its cluster
 // (docs/performance.md, "Many clusters: Thanos").
 
-// Whether `label` can be a Prometheus label name ("" = no split).
-bool IsLabelName(const std::string& label);
-
 // The values of `label` on the training pods' series in the range, sorted;
 // "" stands for series without it. Empty when no pod series is there.
 // `url` names the server in errors.

@@ -128,22 +128,12 @@ Status QueryLostTime(const HttpTarget& target, const std::string& matchers,
                      double range_seconds, double end, LostTime* out) {
   std::map<std::string, nlohmann::json> answers;
   for (const PromQuery& q : LostTimeQueries(matchers, range_seconds)) {
-    nlohmann::json answer;
-    if (Status s = GetJson(target, "/api/v1/query",
-                           {{"query", q.promql}, {"time", std::to_string(end)}},
-                           &answer);
+    if (Status s = QueryPrometheus(
+            target, "lost time: the server", "/api/v1/query",
+            {{"query", q.promql}, {"time", std::to_string(end)}}, "vector",
+            &answers[q.name]);
         !s.ok())
       return s;
-    // find() and == never throw, whatever shape the server answered with.
-    const auto status = answer.find("status");
-    const auto data = answer.find("data");
-    if (status == answer.end() || *status != "success" ||
-        data == answer.end() || !data->is_object() ||
-        data->find("resultType") == data->end() ||
-        (*data)["resultType"] != "vector")
-      return Status::Error("lost time: no vector for " + q.promql);
-    const auto result = data->find("result");
-    answers[q.name] = result != data->end() ? *result : nlohmann::json::array();
   }
   return LostTimeFromAnswers(answers, out);
 }

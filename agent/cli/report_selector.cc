@@ -123,6 +123,13 @@ Status ParseOne(std::string_view s, std::string* matchers) {
 
 }  // namespace
 
+bool IsLabelName(std::string_view name) {
+  if (name.empty() || !NameStart(name.front())) return false;
+  for (char c : name)
+    if (!NameChar(c)) return false;
+  return true;
+}
+
 Status ParseSelectors(const std::vector<std::string>& selectors,
                       std::string* matchers) {
   matchers->clear();

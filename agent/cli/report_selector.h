@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainscope/status.h"
@@ -13,5 +14,8 @@ namespace trainscope::cli {
 // to every query of the cluster view. The error quotes the bad part.
 Status ParseSelectors(const std::vector<std::string>& selectors,
                       std::string* matchers);
+
+// Whether `name` is a Prometheus label name: [a-zA-Z_][a-zA-Z0-9_]*.
+bool IsLabelName(std::string_view name);
 
 }  // namespace trainscope::cli

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "cli/report_selector.h"
 #include "report/report_json.h"
 #include "report_page/model.h"
 
