@@ -8,6 +8,9 @@
 namespace trainscope::cli {
 namespace {
 
+// The report's lists whose items name their cluster.
+constexpr const char* kItemLists[] = {"diagnoses", "jobs", "missing_nodes"};
+
 void TagItems(nlohmann::json& list, const std::string& cluster,
               nlohmann::json& into) {
   if (!list.is_array()) return;
@@ -86,10 +89,9 @@ nlohmann::json MergeClusterReports(const std::string& label,
   nlohmann::json lost;
   nlohmann::json per_cluster = nlohmann::json::array();
   int64_t evaluations = 0, batches = 0;
-  for (const char* list : {"diagnoses", "jobs", "missing_nodes"})
-    merged[list] = nlohmann::json::array();
+  for (const char* list : kItemLists) merged[list] = nlohmann::json::array();
   for (auto& [cluster, report] : reports) {
-    for (const char* list : {"diagnoses", "jobs", "missing_nodes"})
+    for (const char* list : kItemLists)
       TagItems(report[list], cluster, merged[list]);
     AddLostTime(report.value("lost_time", nlohmann::json()), cluster, lost);
     const nlohmann::json source =
