@@ -70,13 +70,60 @@ void SetSocketTimeouts(httplib::ClientImpl& client, double budget_seconds) {
   client.set_write_timeout(whole, micros);
 }
 
-std::unique_ptr<httplib::ClientImpl> MakeClient(const HttpTarget& target) {
-  if (target.origin.rfind("https://", 0) == 0) {
-    auto client =
-        std::make_unique<httplib::SSLClient>(target.host, target.port);
-    if (!target.ca_file.empty()) client->set_ca_cert_path(target.ca_file);
-    return client;
+template <typename T, void (*Free)(T*)>
+struct OpenSslDeleter {
+  void operator()(T* p) const { Free(p); }
+};
+using Bio = std::unique_ptr<BIO, OpenSslDeleter<BIO, BIO_free_all>>;
+using X509Ptr = std::unique_ptr<X509, OpenSslDeleter<X509, X509_free>>;
+using KeyPtr =
+    std::unique_ptr<EVP_PKEY, OpenSslDeleter<EVP_PKEY, EVP_PKEY_free>>;
+
+Bio PemBio(const std::string& pem) {
+  return Bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+}
+
+// Every certificate of a PEM bundle in a new store; nullptr when none.
+X509_STORE* PemStore(const std::string& pem) {
+  Bio bio = PemBio(pem);
+  X509_STORE* store = X509_STORE_new();
+  int added = 0;
+  while (
+      X509Ptr cert{PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)}) {
+    added += X509_STORE_add_cert(store, cert.get()) == 1;
   }
+  if (added == 0) {
+    X509_STORE_free(store);
+    return nullptr;
+  }
+  return store;
+}
+
+std::unique_ptr<httplib::ClientImpl> MakeTlsClient(const HttpTarget& target) {
+  std::unique_ptr<httplib::SSLClient> client;
+  if (!target.client_cert_pem.empty()) {
+    // The context takes its own references; ours go at the end of scope.
+    X509Ptr cert{PEM_read_bio_X509(PemBio(target.client_cert_pem).get(),
+                                   nullptr, nullptr, nullptr)};
+    KeyPtr key{PEM_read_bio_PrivateKey(PemBio(target.client_key_pem).get(),
+                                       nullptr, nullptr, nullptr)};
+    // CheckTlsMaterial refused one that does not parse.
+    client = std::make_unique<httplib::SSLClient>(target.host, target.port,
+                                                  cert.get(), key.get());
+  } else {
+    client = std::make_unique<httplib::SSLClient>(target.host, target.port);
+  }
+  if (!target.ca_file.empty()) client->set_ca_cert_path(target.ca_file);
+  if (!target.ca_pem.empty()) {
+    // The client's context owns the store.
+    if (X509_STORE* store = PemStore(target.ca_pem))
+      client->set_ca_cert_store(store);
+  }
+  return client;
+}
+
+std::unique_ptr<httplib::ClientImpl> MakeClient(const HttpTarget& target) {
+  if (target.origin.rfind("https://", 0) == 0) return MakeTlsClient(target);
   return std::make_unique<httplib::ClientImpl>(target.host, target.port);
 }
 
@@ -117,6 +164,24 @@ std::string Reason(const HttpTarget& target, httplib::Error error,
 }
 
 }  // namespace
+
+Status CheckTlsMaterial(const HttpTarget& target) {
+  if (!target.ca_pem.empty()) {
+    X509_STORE* store = PemStore(target.ca_pem);
+    if (!store) return Status::Error("the CA data holds no PEM certificate");
+    X509_STORE_free(store);
+  }
+  if (target.client_cert_pem.empty()) return Status::Ok();
+  X509Ptr cert{PEM_read_bio_X509(PemBio(target.client_cert_pem).get(), nullptr,
+                                 nullptr, nullptr)};
+  if (!cert) return Status::Error("the client certificate is not PEM");
+  KeyPtr key{PEM_read_bio_PrivateKey(PemBio(target.client_key_pem).get(),
+                                     nullptr, nullptr, nullptr)};
+  if (!key) return Status::Error("the client key is not a PEM private key");
+  if (X509_check_private_key(cert.get(), key.get()) != 1)
+    return Status::Error("the client key does not match its certificate");
+  return Status::Ok();
+}
 
 Status FetchWithinLimits(const HttpTarget& target, const std::string& path,
                          const std::multimap<std::string, std::string>& params,

@@ -23,6 +23,10 @@ struct HttpAnswer {
 // held. An error says what went wrong in a sentence (connection refused,
 // no route to host, timed out after N s (--timeout), larger than N bytes
 // (--max-response-bytes), TLS handshake failed, ...) after the URL.
+// The PEM a target carries (ca_pem, client certificate and key) parses,
+// and the key is the certificate's; the error says which part is wrong.
+Status CheckTlsMaterial(const HttpTarget& target);
+
 Status FetchWithinLimits(const HttpTarget& target, const std::string& path,
                          const std::multimap<std::string, std::string>& params,
                          HttpAnswer* out);

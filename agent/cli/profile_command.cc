@@ -1,4 +1,5 @@
-// trainscope profile --agent URL --pod NS/POD|UID [--seconds S] [--type
+// trainscope profile --agent URL|--kubeconfig FILE --pod NS/POD|UID
+//                    [--seconds S] [--type
 // cpu|offcpu]
 //                    [--hz N] [--format pprof|folded|svg] [--output FILE]
 //                    [--timeout S] [--max-response-bytes N]
@@ -10,6 +11,7 @@
 #include "cli/cli_flags.h"
 #include "cli/commands.h"
 #include "cli/http_fetch.h"
+#include "cli/kube_proxy.h"
 #include "cli/report_http.h"
 #include "cli/server_text.h"
 
@@ -23,7 +25,8 @@ constexpr uint64_t kMaxHz = 100000;
 
 struct ProfileFlags {
   std::string agent;
-  std::string pod;  // NS/POD
+  cli::KubeProxyFlags kube;  // --kubeconfig: the agent on the pod's node
+  std::string pod;           // NS/POD
   double seconds = 10;
   std::string type = "cpu";
   int hz = 0;  // 0: the agent's default
@@ -37,6 +40,27 @@ struct ProfileFlags {
 int Fail(const std::string& message, int code = 1) {
   std::cerr << "trainscope profile: " << message << "\n";
   return code;
+}
+
+// The agent on the pod's node, through the API server's pod proxy.
+int KubeAgentTarget(const ProfileFlags& flags, const std::string& pod_namespace,
+                    const std::string& pod_name, cli::HttpTarget* target) {
+  if (pod_namespace.empty()) {
+    return Fail(
+        "--kubeconfig needs --pod NAMESPACE/POD (the API server knows its "
+        "node)",
+        2);
+  }
+  cli::AgentPod agent;
+  bool usage_error = false;
+  if (Status s = cli::AgentThroughApiServer(
+          flags.kube, flags.limits,
+          {.pod_namespace = pod_namespace, .pod_name = pod_name}, target,
+          &agent, &usage_error);
+      !s.ok()) {
+    return Fail(s.message(), usage_error ? 2 : 1);
+  }
+  return 0;
 }
 
 int Run(ProfileFlags flags) {
@@ -66,13 +90,17 @@ int Run(ProfileFlags flags) {
                 2);
   }
   cli::HttpTarget target;
-  if (Status s = cli::ParseHttpUrl(flags.agent, &target); !s.ok()) {
-    return Fail("--agent: " + s.message(), 2);
+  if (!flags.kube.kubeconfig.empty()) {
+    if (int rc = KubeAgentTarget(flags, pod_namespace, pod_name, &target);
+        rc != 0)
+      return rc;
+  } else {
+    if (Status s = cli::AgentUrlTarget(flags.agent, flags.client, flags.limits,
+                                       &target);
+        !s.ok()) {
+      return Fail(s.message(), 2);
+    }
   }
-  if (Status s = cli::ApplyHttpClientFlags(flags.client, &target); !s.ok()) {
-    return Fail(s.message(), 2);
-  }
-  target.limits = flags.limits;
   std::multimap<std::string, std::string> query{
       {"namespace", pod_namespace},
       {"pod", pod_name},
@@ -88,8 +116,12 @@ int Run(ProfileFlags flags) {
   }
   if (answer.status != 200) {
     const std::string why = cli::ServerText(answer.body);
-    return Fail("the agent answered HTTP " + std::to_string(answer.status) +
-                ": " + (why.empty() ? "(no body)" : why));
+    const std::string message = "the agent answered HTTP " +
+                                std::to_string(answer.status) + ": " +
+                                (why.empty() ? "(no body)" : why);
+    return Fail(flags.kube.kubeconfig.empty()
+                    ? message
+                    : cli::ExplainProxyError(message));
   }
   if (flags.output == "-") {
     std::cout << answer.body << std::flush;
@@ -113,9 +145,12 @@ int RunProfileCommand(int argc, char** argv) {
       "off-CPU (where it waits: runnable vs blocked). Output: gzipped pprof "
       "(go tool pprof, Pyroscope, Parca, speedscope), folded stacks, or an "
       "SVG flame graph. docs/profiling.md"};
-  app.add_option("--agent", flags.agent,
-                 "The agent on the pod's node, e.g. http://node-a:9476")
-      ->required();
+  auto* agent =
+      app.add_option("--agent", flags.agent,
+                     "The agent on the pod's node, e.g. http://node-a:9476");
+  auto* kubeconfig = cli::AddKubeProxyFlags(app, &flags.kube);
+  // One of the two: the agent by URL, or found on the pod's node.
+  agent->excludes(kubeconfig);
   app.add_option("--pod", flags.pod,
                  "NAMESPACE/POD, or the UID of a pod found by --discovery "
                  "cgroup (no namespace)")
@@ -137,9 +172,11 @@ int RunProfileCommand(int argc, char** argv) {
   app.add_option("--output,-o", flags.output, "File to write ('-': stdout)")
       ->capture_default_str();
   app.add_option("--bearer-token-file", flags.client.bearer_token_file,
-                 "Send 'Authorization: Bearer <file content>'");
+                 "Send 'Authorization: Bearer <file content>'")
+      ->excludes(kubeconfig);
   app.add_option("--ca-file", flags.client.ca_file,
-                 "CA bundle verifying an https agent");
+                 "CA bundle verifying an https agent")
+      ->excludes(kubeconfig);
   app.add_option("--header", flags.client.headers,
                  "Extra request header 'Name: value' (repeatable)");
   auto* timeout = cli::AddHttpLimitFlags(
@@ -150,6 +187,9 @@ int RunProfileCommand(int argc, char** argv) {
     // CLI11 prints the message; any flag error is a usage error (2), as
     // for `trainscope report` (CLI11's own codes are 100 and up).
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (flags.agent.empty() && flags.kube.kubeconfig.empty()) {
+    return Fail("give --agent URL or --kubeconfig FILE (see --help)", 2);
   }
   flags.timeout_given = timeout->count() > 0;
   return Run(std::move(flags));

@@ -20,6 +20,7 @@
 
 #include "cli/cli_flags.h"
 #include "cli/commands.h"
+#include "cli/kube_proxy.h"
 #include "cli/report_cluster.h"
 #include "cli/report_clusters.h"
 #include "cli/report_http.h"
@@ -37,6 +38,8 @@ namespace {
 
 struct ReportFlags {
   std::string agent;
+  cli::KubeProxyFlags kube;  // --kubeconfig: the agent of --node
+  std::string node;
   std::string prometheus;
   std::string namespace_name;
   std::string job;
@@ -121,24 +124,50 @@ int Print(const nlohmann::json& report, const ReportFlags& flags) {
   return 0;
 }
 
+// The node's agent through the API server's pod proxy (--kubeconfig).
+int KubeAgentTarget(const ReportFlags& flags, cli::HttpTarget* target,
+                    std::string* name) {
+  if (flags.node.empty()) {
+    return Fail("--kubeconfig needs --node NODE: the node whose agent reports",
+                2);
+  }
+  cli::AgentPod agent;
+  bool usage_error = false;
+  if (Status s = cli::AgentThroughApiServer(flags.kube, flags.limits,
+                                            {.node = flags.node}, target,
+                                            &agent, &usage_error);
+      !s.ok()) {
+    return Fail(s.message(), usage_error ? 2 : 1);
+  }
+  *name = "the agent " + flags.kube.agent_namespace + "/" + agent.name +
+          " (node " + flags.node + ")";
+  return 0;
+}
+
 int AgentReport(const ReportFlags& flags) {
   cli::HttpTarget target;
-  if (Status s = cli::ParseHttpUrl(flags.agent, &target); !s.ok()) {
-    return Fail("--agent: " + s.message(), 2);
+  std::string agent_name = flags.agent;
+  if (!flags.kube.kubeconfig.empty()) {
+    if (int rc = KubeAgentTarget(flags, &target, &agent_name); rc != 0)
+      return rc;
+  } else {
+    if (Status s = cli::AgentUrlTarget(flags.agent, flags.client, flags.limits,
+                                       &target);
+        !s.ok()) {
+      return Fail(s.message(), 2);
+    }
   }
-  if (Status s = cli::ApplyHttpClientFlags(flags.client, &target); !s.ok()) {
-    return Fail(s.message(), 2);
-  }
-  target.limits = flags.limits;
   nlohmann::json report;
   if (Status s = cli::GetJson(target, "/api/v1/report", {}, &report); !s.ok()) {
-    return Fail(s.message());
+    return Fail(flags.kube.kubeconfig.empty()
+                    ? s.message()
+                    : cli::ExplainProxyError(s.message()));
   }
   if (!report.is_object() || !report.contains("diagnoses") ||
       !report["diagnoses"].is_array() || !report.contains("jobs") ||
       !report["jobs"].is_array()) {
-    return Fail(flags.agent +
-                "/api/v1/report is not a Trainscope report (no diagnoses "
+    return Fail(agent_name +
+                ": /api/v1/report is not a Trainscope report (no diagnoses "
                 "and jobs lists)");
   }
   Filter(report, flags.namespace_name, flags.job);
@@ -315,7 +344,8 @@ int PrometheusReport(const ReportFlags& flags) {
 int RunReportCommand(int argc, char** argv) {
   ReportFlags flags;
   CLI::App app{
-      "Print the bottleneck report: one agent's (--agent) or the whole "
+      "Print the bottleneck report: one agent's (--agent, or --kubeconfig "
+      "with --node through the API server) or the whole "
       "cluster's, computed from the agents' series in Prometheus "
       "(--prometheus)."};
   auto* agent = app.add_option("--agent", flags.agent,
@@ -324,18 +354,28 @@ int RunReportCommand(int argc, char** argv) {
       app.add_option("--prometheus", flags.prometheus,
                      "Prometheus base URL, e.g. http://prometheus:9090");
   agent->excludes(prom);
+  auto* kubeconfig = cli::AddKubeProxyFlags(app, &flags.kube);
+  kubeconfig->excludes(agent);
+  kubeconfig->excludes(prom);
+  app.add_option("--node", flags.node,
+                 "With --kubeconfig: report from this node's agent")
+      ->needs(kubeconfig);
   // Hidden: re-renders a saved report (tests, offline pages).
   auto* saved = app.add_option("--from-json", flags.from_json,
                                "Read a saved report JSON file")
                     ->group("");
   saved->excludes(agent);
   saved->excludes(prom);
+  saved->excludes(kubeconfig);
+  // The kubeconfig holds the API server's CA and credentials.
   app.add_option("--bearer-token-file", flags.client.bearer_token_file,
                  "Send 'Authorization: Bearer <the file's token>' (an "
-                 "authenticating proxy, an agent's --web-config-file)");
+                 "authenticating proxy, an agent's --web-config-file)")
+      ->excludes(kubeconfig);
   app.add_option("--ca-file", flags.client.ca_file,
                  "CA bundle (PEM) that signs the https server's certificate "
-                 "(default: the system's CAs)");
+                 "(default: the system's CAs)")
+      ->excludes(kubeconfig);
   app.add_option("--header", flags.client.headers,
                  "Extra request header 'Name: value', repeatable (e.g. "
                  "'X-Scope-OrgID: team-a' for Mimir/Cortex/Thanos tenants)");
@@ -405,14 +445,19 @@ int RunReportCommand(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (flags.agent.empty() && flags.prometheus.empty() &&
-      flags.from_json.empty()) {
-    return Fail("give --agent URL or --prometheus URL (see --help)", 2);
+      flags.from_json.empty() && flags.kube.kubeconfig.empty()) {
+    return Fail(
+        "give --agent URL, --kubeconfig FILE --node NODE or --prometheus URL "
+        "(see --help)",
+        2);
   }
   // The detectors log entering diagnoses; the report itself says it.
   spdlog::set_level(spdlog::level::err);
   try {
     if (!flags.from_json.empty()) return SavedReport(flags);
-    return flags.agent.empty() ? PrometheusReport(flags) : AgentReport(flags);
+    return flags.agent.empty() && flags.kube.kubeconfig.empty()
+               ? PrometheusReport(flags)
+               : AgentReport(flags);
   } catch (const std::exception& e) {
     return Fail(std::string("unexpected error: ") + e.what());
   }

@@ -144,6 +144,15 @@ std::string Trimmed(std::string s) {
 
 }  // namespace
 
+Status AgentUrlTarget(const std::string& url, const HttpClientFlags& client,
+                      const HttpLimits& limits, HttpTarget* out) {
+  if (Status s = ParseHttpUrl(url, out); !s.ok())
+    return Status::Error("--agent: " + s.message());
+  if (Status s = ApplyHttpClientFlags(client, out); !s.ok()) return s;
+  out->limits = limits;
+  return Status::Ok();
+}
+
 Status ApplyHttpClientFlags(const HttpClientFlags& flags, HttpTarget* target) {
   for (const auto& header : flags.headers) {
     const size_t colon = header.find(':');

@@ -28,6 +28,10 @@ struct HttpTarget {
   // Sent with every request (--header, --bearer-token-file).
   std::vector<std::pair<std::string, std::string>> headers;
   std::string ca_file;  // verifies an https server ("" = the system's CAs)
+  std::string ca_pem;   // or these CA certificates (a kubeconfig's data)
+  // A client certificate and its key, PEM (a kubeconfig's user).
+  std::string client_cert_pem;
+  std::string client_key_pem;
 };
 
 // What the user gives for an authenticated or multi-tenant server.
@@ -40,6 +44,11 @@ struct HttpClientFlags {
 // Reads the token file, checks the CA file and parses the headers into
 // `target`; errors name the flag.
 Status ApplyHttpClientFlags(const HttpClientFlags& flags, HttpTarget* target);
+
+// --agent URL with the client flags and limits, as `report` and `profile`
+// take them; every error is a usage error and names its flag.
+Status AgentUrlTarget(const std::string& url, const HttpClientFlags& client,
+                      const HttpLimits& limits, HttpTarget* out);
 
 // Parses a user-given URL; the error names what is wrong with it. Whatever
 // httplib could not connect to as given (user info, a query, spaces, a

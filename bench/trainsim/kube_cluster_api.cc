@@ -10,8 +10,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "kube/kubeconfig.h"
 #include "kube_objects.h"
-#include "kubeconfig.h"
 
 namespace trainsim {
 namespace {
@@ -108,7 +108,15 @@ std::string PodPath(const std::string& ns, const std::string& name) {
 class KubeClusterApi final : public ClusterApi {
  public:
   explicit KubeClusterApi(const KubeClusterApiOptions& o) {
-    const KubeConfig config = LoadKubeConfig(o.kubeconfig);
+    trainscope::kube::KubeConfig config =
+        trainscope::kube::LoadKubeConfig(o.kubeconfig);
+    trainscope::kube::RunCredentialPlugin(&config);
+    // trainsim writes as the kubelet would and hands a token to the agents:
+    // it needs a bearer token, where kubectl could use a certificate.
+    if (config.token.empty())
+      throw std::runtime_error(
+          "kubeconfig: trainsim needs a bearer token (token, tokenFile or an "
+          "exec plugin that gives one), not a client certificate");
     access_.url = config.server;
     access_.ca_file = config.ca_file;
     if (!config.ca_pem.empty()) {

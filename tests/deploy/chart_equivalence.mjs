@@ -48,6 +48,7 @@ const CASES = [
   { name: "sys-admin", kustomize: () => render("daemonset/overlays/sys-admin"), values: { agent: { sysAdmin: true } } },
   { name: "podmonitor", kustomize: () => withComponents("podmonitor"), values: { podMonitor: { enabled: true } } },
   { name: "web-config", kustomize: () => withComponents("web-config"), values: { webConfig: { enabled: true } } },
+  { name: "cli-access", kustomize: () => withComponents("cli-access"), values: { cliAccess: { create: true } } },
   {
     name: "network-policy + grafana-dashboards",
     kustomize: () => withComponents("network-policy", "grafana-dashboards"),

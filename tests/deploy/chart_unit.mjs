@@ -139,6 +139,17 @@ const CASES = [
     [same(find(o, "ClusterRoleBinding", "trainscope-metrics-reader").subjects,
       [{ kind: "ServiceAccount", name: "prom", namespace: "obs" }]), "metrics readers"],
   ]],
+  ["cli access for a group", {
+    cliAccess: { create: true, subjects: [{ kind: "Group", name: "ml-oncall", apiGroup: "rbac.authorization.k8s.io" }] },
+  }, (o) => [
+    [find(o, "Role", "trainscope-cli").metadata.namespace === NAMESPACE &&
+      same(find(o, "Role", "trainscope-cli").rules.map((r) => r.resources[0]), ["pods", "pods/proxy"]),
+      "a Role in the release namespace: pods and pods/proxy"],
+    [same(find(o, "RoleBinding", "trainscope-cli").subjects[0].name, "ml-oncall"), "bound to the group"],
+  ]],
+  ["cli access, no subjects", { cliAccess: { create: true } }, (o) => [
+    [find(o, "Role", "trainscope-cli") && !find(o, "RoleBinding", "trainscope-cli"), "the role, no binding"],
+  ]],
   ["kube-rbac-proxy, no readers", { kubeRbacProxy: { enabled: true, metricsReaders: [] } }, (o) => [
     [!find(o, "ClusterRoleBinding", "trainscope-metrics-reader") && find(o, "ClusterRole", "trainscope-metrics-reader"),
       "the role, no binding"],

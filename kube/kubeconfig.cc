@@ -1,4 +1,4 @@
-#include "kubeconfig.h"
+#include "kube/kubeconfig.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -10,7 +10,7 @@
 
 #include "trainscope/base64.h"
 
-namespace trainsim {
+namespace trainscope::kube {
 namespace {
 
 namespace fs = std::filesystem;
@@ -80,14 +80,16 @@ std::string DecodeBase64Field(const std::string& field, std::string text) {
   return out;
 }
 
-// Fields kubectl understands that trainsim does not: each refused by name
-// rather than silently ignored (a run would then fail later, less clearly).
+// Fields kubectl understands that are not supported: each refused by name
+// rather than silently ignored (a request would then fail later, less
+// clearly).
 void RefuseUnsupported(const YAML::Node& map, const std::string& where,
                        std::initializer_list<const char*> keys) {
   for (const char* key : keys)
     if (!Absent(map[key]))
       Fail(where + "." + key,
-           "not supported by trainsim (use a bearer token and a CA)");
+           "not supported (use a token, a client certificate or an exec "
+           "credential plugin, and a CA)");
 }
 
 void ReadCluster(const YAML::Node& cluster, const std::string& where,
@@ -114,13 +116,60 @@ void ReadCluster(const YAML::Node& cluster, const std::string& where,
     ReadFile(out->ca_file, where + ".certificate-authority");
 }
 
+// certificate-x or certificate-x-data (PEM either way), not both.
+std::string PemField(const YAML::Node& map, const std::string& where,
+                     const std::string& key, const std::string& base_dir) {
+  const std::string file =
+      Resolve(Scalar(map[key], where + "." + key), base_dir);
+  const std::string data =
+      Scalar(map[key + "-data"], where + "." + key + "-data");
+  if (!file.empty() && !data.empty())
+    Fail(where, "both " + key + " and " + key + "-data");
+  if (!data.empty())
+    return DecodeBase64Field(where + "." + key + "-data", data);
+  if (!file.empty()) return ReadFile(file, where + "." + key);
+  return "";
+}
+
+ExecPlugin ReadExec(const YAML::Node& exec, const std::string& where,
+                    const std::string& base_dir) {
+  if (!exec.IsMap()) Fail(where, "expected a map");
+  ExecPlugin out;
+  out.api_version = Scalar(exec["apiVersion"], where + ".apiVersion");
+  if (out.api_version != "client.authentication.k8s.io/v1" &&
+      out.api_version != "client.authentication.k8s.io/v1beta1")
+    Fail(where + ".apiVersion",
+         "\"" + out.api_version +
+             "\" (client.authentication.k8s.io/v1 or v1beta1 expected)");
+  out.command = Scalar(exec["command"], where + ".command");
+  if (out.command.empty()) Fail(where + ".command", "missing");
+  // kubectl: a command with a path separator is relative to the file;
+  // a bare name is looked up on PATH.
+  if (out.command.find('/') != std::string::npos)
+    out.command = Resolve(out.command, base_dir);
+  const YAML::Node args = exec["args"];
+  if (!Absent(args)) {
+    if (!args.IsSequence()) Fail(where + ".args", "expected a list");
+    for (const YAML::Node& a : args)
+      out.args.push_back(Scalar(a, where + ".args[]"));
+  }
+  const YAML::Node env = exec["env"];
+  if (!Absent(env)) {
+    if (!env.IsSequence()) Fail(where + ".env", "expected a list");
+    for (const YAML::Node& e : env) {
+      const std::string name = Scalar(e["name"], where + ".env[].name");
+      if (name.empty()) Fail(where + ".env[].name", "missing");
+      out.env[name] = Scalar(e["value"], where + ".env[].value");
+    }
+  }
+  return out;
+}
+
 void ReadUser(const YAML::Node& user, const std::string& where,
               const std::string& base_dir, KubeConfig* out) {
-  RefuseUnsupported(
-      user, where,
-      {"client-certificate", "client-certificate-data", "client-key",
-       "client-key-data", "username", "password", "exec", "auth-provider", "as",
-       "as-groups", "as-user-extra"});
+  RefuseUnsupported(user, where,
+                    {"username", "password", "auth-provider", "as", "as-groups",
+                     "as-user-extra"});
   out->token = Scalar(user["token"], where + ".token");
   const std::string file =
       Resolve(Scalar(user["tokenFile"], where + ".tokenFile"), base_dir);
@@ -128,7 +177,19 @@ void ReadUser(const YAML::Node& user, const std::string& where,
     Fail(where, "both token and tokenFile");
   if (!file.empty()) out->token = ReadFile(file, where + ".tokenFile");
   out->token = Trim(out->token);
-  if (out->token.empty()) Fail(where, "no token (token or tokenFile)");
+  out->client_cert_pem = PemField(user, where, "client-certificate", base_dir);
+  out->client_key_pem = PemField(user, where, "client-key", base_dir);
+  if (out->client_cert_pem.empty() != out->client_key_pem.empty())
+    Fail(where,
+         "a client certificate needs its key, and a key its certificate");
+  if (!Absent(user["exec"])) {
+    out->exec = ReadExec(user["exec"], where + ".exec", base_dir);
+    out->has_exec = true;
+  }
+  if (out->token.empty() && out->client_cert_pem.empty() && !out->has_exec)
+    Fail(where,
+         "no credentials (token, tokenFile, client-certificate and "
+         "client-key, or exec)");
 }
 
 }  // namespace
@@ -168,4 +229,4 @@ KubeConfig LoadKubeConfig(const std::string& path) {
   return ParseKubeConfig(ReadFile(path, "file"), dir);
 }
 
-}  // namespace trainsim
+}  // namespace trainscope::kube
