@@ -217,7 +217,10 @@ Status AgentThroughApiServer(const KubeProxyFlags& flags,
 }
 
 std::string ExplainProxyError(const std::string& message) {
-  if (message.find("HTTP 401") != std::string::npos)
+  // The API server's own 401 (an expired token) is a Status object; the
+  // agent's or kube-rbac-proxy's is not.
+  if (message.find("HTTP 401") != std::string::npos &&
+      message.find("\"kind\":\"Status\"") == std::string::npos)
     return message +
            "\n  The agent asked for its own credentials (kube-rbac-proxy, or a "
            "web config with users). The API server's pod proxy does not pass "

@@ -26,6 +26,10 @@ TEST(KubeNameTest, AcceptsWhatKubernetesNamesAre) {
 TEST(ExplainProxyErrorTest, SaysWhyA401OrA403CameBack) {
   EXPECT_THAT(ExplainProxyError("https://api/... answered HTTP 401: "),
               HasSubstr("does not pass yours on"));
+  const std::string expired =
+      "answered HTTP 401: {\"kind\":\"Status\",\"apiVersion\":\"v1\","
+      "\"status\":\"Failure\",\"message\":\"Unauthorized\"}";
+  EXPECT_EQ(ExplainProxyError(expired), expired) << "the API server's own";
   const std::string forbidden =
       "answered HTTP 403: pods \"trainscope-agent-x\" is forbidden: User "
       "\"bob\" cannot get resource \"pods/proxy\"";
