@@ -133,7 +133,11 @@ TEST_P(ReportBadInputTest, FailsClearly) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, ReportBadInputTest,
     ::testing::Values(
-        BadReport{"no_source", {}, 2, "--agent URL or --prometheus URL"},
+        BadReport{"no_source",
+                  {},
+                  2,
+                  "--agent URL, --kubeconfig FILE --node NODE or "
+                  "--prometheus URL"},
         BadReport{"not_http",
                   {"--agent", "ftp://host/"},
                   2,
