@@ -83,6 +83,15 @@ Bio PemBio(const std::string& pem) {
   return Bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
 }
 
+X509Ptr ReadCertificate(const std::string& pem) {
+  return X509Ptr{
+      PEM_read_bio_X509(PemBio(pem).get(), nullptr, nullptr, nullptr)};
+}
+KeyPtr ReadPrivateKey(const std::string& pem) {
+  return KeyPtr{
+      PEM_read_bio_PrivateKey(PemBio(pem).get(), nullptr, nullptr, nullptr)};
+}
+
 // Every certificate of a PEM bundle in a new store; nullptr when none.
 X509_STORE* PemStore(const std::string& pem) {
   Bio bio = PemBio(pem);
@@ -103,10 +112,8 @@ std::unique_ptr<httplib::ClientImpl> MakeTlsClient(const HttpTarget& target) {
   std::unique_ptr<httplib::SSLClient> client;
   if (!target.client_cert_pem.empty()) {
     // The context takes its own references; ours go at the end of scope.
-    X509Ptr cert{PEM_read_bio_X509(PemBio(target.client_cert_pem).get(),
-                                   nullptr, nullptr, nullptr)};
-    KeyPtr key{PEM_read_bio_PrivateKey(PemBio(target.client_key_pem).get(),
-                                       nullptr, nullptr, nullptr)};
+    const X509Ptr cert = ReadCertificate(target.client_cert_pem);
+    const KeyPtr key = ReadPrivateKey(target.client_key_pem);
     // CheckTlsMaterial refused one that does not parse.
     client = std::make_unique<httplib::SSLClient>(target.host, target.port,
                                                   cert.get(), key.get());
@@ -172,11 +179,9 @@ Status CheckTlsMaterial(const HttpTarget& target) {
     X509_STORE_free(store);
   }
   if (target.client_cert_pem.empty()) return Status::Ok();
-  X509Ptr cert{PEM_read_bio_X509(PemBio(target.client_cert_pem).get(), nullptr,
-                                 nullptr, nullptr)};
+  const X509Ptr cert = ReadCertificate(target.client_cert_pem);
   if (!cert) return Status::Error("the client certificate is not PEM");
-  KeyPtr key{PEM_read_bio_PrivateKey(PemBio(target.client_key_pem).get(),
-                                     nullptr, nullptr, nullptr)};
+  const KeyPtr key = ReadPrivateKey(target.client_key_pem);
   if (!key) return Status::Error("the client key is not a PEM private key");
   if (X509_check_private_key(cert.get(), key.get()) != 1)
     return Status::Error("the client key does not match its certificate");
