@@ -5,6 +5,8 @@
 // A rank held back by its saturated link is allreduce_slow_link instead.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "diagnosis/detectors.h"
 #include "diagnosis/exchange_quiet.h"
 #include "diagnosis/ranks.h"
@@ -115,9 +117,14 @@ void DetectAllreduceStraggler(const DetectorInput& in,
                               std::vector<Finding>& out) {
   for (const auto& job : AllreduceJobs(in.recent)) {
     if (job.ranks.size() < 2) continue;
+    // One rank stopped stops the ring: the others wait on it, and their
+    // figures while they wait (or catch up unevenly after) compare nothing.
+    if (std::any_of(job.ranks.begin(), job.ranks.end(), [&](const PodStats* r) {
+          return StoppedInRecent(in, *r, all);
+        }))
+      continue;
     for (const PodStats* rank : job.ranks) {
       if (LinkSaturated(*rank, all.allreduce_link)) continue;
-      if (StoppedInRecent(in, *rank, all)) continue;
       std::vector<const PodStats*> peers;
       for (const PodStats* p : job.ranks) {
         if (p != rank) peers.push_back(p);

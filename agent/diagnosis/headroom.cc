@@ -18,7 +18,7 @@ constexpr double kLeastJobShareOfCapacity = 0.01;
 size_t WorkersServed(const WindowStats& stats, const PodStats& ps) {
   size_t n = 0;
   for (const auto& [peer, rate] : ps.peer_rates) {
-    if (TrainsEveryStep(PeerRole(stats, peer)) &&
+    if (RunsTrainingSteps(PeerRole(stats, peer)) &&
         rate.receive_bytes + rate.transmit_bytes > 0)
       ++n;
   }

@@ -16,6 +16,15 @@ std::string NameOf(const std::string& key) {
   return slash == std::string::npos ? key : key.substr(slash + 1);
 }
 
+// A chief is left out of the PS balance where the view holds another worker
+// of its job (only RunsTrainingSteps ranks' exchange is the job's per-step
+// traffic): a TF2 coordinator exchanges with the PS only to create, restore
+// or checkpoint variables, one PS after another (a real TF2 job on 20 Mbit/s
+// PS links read 77%, then 100%, then 96% for a different PS each time while
+// the chief wrote the initial values), and a TF1 chief is one worker among
+// the others, whose shares it only repeats. A job of a chief alone is judged
+// by the chief.
+
 using JobId = std::pair<std::string, std::string>;  // namespace, job
 // Bytes/s per PS pod key, as the workers or the PS themselves see it.
 using PsBytes = std::map<std::string, double>;
@@ -29,14 +38,11 @@ void AddWorkerExchange(const WindowStats& stats, const std::string& key,
   double exchange = 0;
   bool any = false;
   for (const auto& [peer, rate] : pod.peer_rates) {
-    if (PeerRole(stats, peer) != Role::kPs) continue;
-    if (auto it = stats.pods.find(peer);
-        it != stats.pods.end() && !it->second.meta.training_job.empty() &&
-        it->second.meta.training_job != m.training_job) {
+    if (PeerRole(stats, peer) != Role::kPs ||
+        OfAnotherJob(stats, peer, m.training_job))
       continue;
-    }
     double bytes = rate.receive_bytes + rate.transmit_bytes;
-    (TrainsEveryStep(m.role) ? from_workers : from_chief)[peer] += bytes;
+    (RunsTrainingSteps(m.role) ? from_workers : from_chief)[peer] += bytes;
     job.worker_ps_links[key][peer] += bytes;
     exchange += bytes;
     any = true;
@@ -46,8 +52,8 @@ void AddWorkerExchange(const WindowStats& stats, const std::string& key,
   if (any) job.worker_exchange[key] = exchange;
 }
 
-// A PS's traffic with everyone but other PS and the chief (see
-// TrainsEveryStep), as the PS sees it.
+// A PS's traffic with everyone but other PS and the chief (see above), as
+// the PS sees it.
 void AddPsExchange(const WindowStats& stats, const std::string& key,
                    const PodStats& pod, JobTraffic& job, PsBytes& from_ps) {
   double own = 0;
@@ -126,7 +132,7 @@ std::vector<JobTraffic> ComputeJobTraffic(const WindowStats& stats) {
     if (IsWorkerRole(m.role)) {
       job.workers.push_back(m.pod);
       AddWorkerExchange(stats, key, pod, job, from_workers[id], from_chief[id]);
-      if (TrainsEveryStep(m.role)) with_workers.insert(id);
+      if (RunsTrainingSteps(m.role)) with_workers.insert(id);
     }
   }
   std::vector<JobTraffic> out;
@@ -186,20 +192,6 @@ std::optional<double> WorkerPsExchange(const WindowStats& stats,
     }
   }
   return sum;
-}
-
-Role PeerRole(const WindowStats& stats, const std::string& peer) {
-  if (auto it = stats.pods.find(peer); it != stats.pods.end()) {
-    return it->second.meta.role;
-  }
-  if (auto it = stats.peer_roles.find(peer); it != stats.peer_roles.end()) {
-    return it->second;
-  }
-  return Role::kUnknown;
-}
-
-bool TrainsEveryStep(Role r) {
-  return r == Role::kWorker || r == Role::kMaster;
 }
 
 }  // namespace trainscope::diagnosis

@@ -58,20 +58,6 @@ std::vector<JobTraffic> ComputeJobTraffic(const WindowStats& stats);
 // skew of nothing is undefined, not 1).
 std::optional<double> PsTrafficSkew(const JobTraffic& job);
 
-// A pod's or peer's role ("namespace/pod"): the pod list's, else the peer
-// table's; kUnknown when neither knows it.
-Role PeerRole(const WindowStats& stats, const std::string& key);
-
-// Ranks whose exchange is the job's per-step traffic: workers and masters.
-// A chief is left out of the PS balance where the view holds another worker
-// of its job: a TF2 coordinator exchanges with the PS only to create,
-// restore or checkpoint variables, one PS after another (a real TF2 job on
-// 20 Mbit/s PS links read 77%, then 100%, then 96% for a different PS each
-// time while the chief wrote the initial values), and a TF1 chief is one
-// worker among the others, whose shares it only repeats. A job of a chief
-// alone is judged by the chief.
-bool TrainsEveryStep(Role r);
-
 }  // namespace trainscope::diagnosis
 
 namespace trainscope::diagnosis {

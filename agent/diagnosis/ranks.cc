@@ -10,24 +10,6 @@
 namespace trainscope::diagnosis {
 namespace {
 
-Role RoleOfPeer(const WindowStats& stats, const std::string& peer) {
-  if (auto it = stats.pods.find(peer); it != stats.pods.end()) {
-    return it->second.meta.role;
-  }
-  if (auto it = stats.peer_roles.find(peer); it != stats.peer_roles.end()) {
-    return it->second;
-  }
-  return Role::kUnknown;
-}
-
-// A peer of another job known locally is not this job's rank.
-bool OtherJob(const WindowStats& stats, const std::string& peer,
-              const std::string& job) {
-  auto it = stats.pods.find(peer);
-  return it != stats.pods.end() && !it->second.meta.training_job.empty() &&
-         it->second.meta.training_job != job;
-}
-
 // One cause metric: how to read it from a pod and its floors.
 struct MetricSpec {
   const char* cause;
@@ -127,11 +109,12 @@ std::vector<RankJob> AllreduceJobs(const WindowStats& stats) {
     double exchange = 0;
     bool any = false;
     for (const auto& [peer, rate] : pod.peer_rates) {
-      const Role role = RoleOfPeer(stats, peer);
-      if (role == Role::kPs && !OtherJob(stats, peer, m.training_job)) {
+      const Role role = PeerRole(stats, peer);
+      if (role == Role::kPs && !OfAnotherJob(stats, peer, m.training_job)) {
         has_ps[id] = true;
       }
-      if (!IsRankRole(role) || OtherJob(stats, peer, m.training_job)) continue;
+      if (!IsRankRole(role) || OfAnotherJob(stats, peer, m.training_job))
+        continue;
       exchange += rate.receive_bytes + rate.transmit_bytes;
       any = true;
     }

@@ -106,9 +106,27 @@ bool LooksSynchronous(const std::map<std::string, double>& workers,
   return true;
 }
 
+// A worker that stopped exchanging within the straggler window (now, or
+// before steps resumed) is judged by training_stalled, not as slow.
+bool StoppedInWindow(const DetectorInput& in, const PodStats& recent,
+                     const StragglerSettings& s, const DiagnosisSettings& all) {
+  const size_t intervals = std::max<size_t>(all.window_samples, 2) - 1;
+  const double interval = recent.span_seconds / static_cast<double>(intervals);
+  const double within = std::max(
+      all.stall.resume_settle_s,
+      interval *
+          static_cast<double>(std::max<size_t>(s.window_samples, 2) - 1));
+  const auto& pods = in.baseline.get().pods;
+  auto it = pods.find(PodKey(recent.meta.namespace_name, recent.meta.pod));
+  return it != pods.end() &&
+         StoppedRecently(it->second, StopLine(it->second, interval, all.stall),
+                         within);
+}
+
 void DetectByCause(const DetectorInput& in, const JobTraffic& job,
                    const std::map<std::string, double>& workers,
-                   const DiagnosisSettings& all, std::vector<Finding>& out) {
+                   const StragglerSettings& s, const DiagnosisSettings& all,
+                   std::vector<Finding>& out) {
   std::vector<const PodStats*> pods;
   for (const auto& [key, _] : workers) {
     if (auto it = in.recent.pods.find(key); it != in.recent.pods.end()) {
@@ -116,6 +134,9 @@ void DetectByCause(const DetectorInput& in, const JobTraffic& job,
     }
   }
   for (const PodStats* pod : pods) {
+    // A spinning or blocked worker that stopped stands out in CPU or IO
+    // before its rate falls apart from the others'.
+    if (StoppedInWindow(in, *pod, s, all)) continue;
     std::vector<const PodStats*> peers;
     for (const PodStats* p : pods) {
       if (p != pod) peers.push_back(p);
@@ -244,23 +265,6 @@ bool ExchangesShareAFullLink(const DetectorInput& in, const JobTraffic& job,
   return false;
 }
 
-// A worker that stopped exchanging within the straggler window (now, or
-// before steps resumed) is judged by training_stalled, not as slow.
-bool StoppedInWindow(const DetectorInput& in, const PodStats& recent,
-                     const StragglerSettings& s, const DiagnosisSettings& all) {
-  const size_t intervals = std::max<size_t>(all.window_samples, 2) - 1;
-  const double interval = recent.span_seconds / static_cast<double>(intervals);
-  const double within = std::max(
-      all.stall.resume_settle_s,
-      interval *
-          static_cast<double>(std::max<size_t>(s.window_samples, 2) - 1));
-  const auto& pods = in.baseline.get().pods;
-  auto it = pods.find(PodKey(recent.meta.namespace_name, recent.meta.pod));
-  return it != pods.end() &&
-         StoppedRecently(it->second, StopLine(it->second, interval, all.stall),
-                         within);
-}
-
 }  // namespace
 
 void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
@@ -272,7 +276,7 @@ void DetectStragglerWorker(const DetectorInput& in, const StragglerSettings& s,
     auto workers = ComparableWorkers(in, job);
     // Similar rates leave the byte rule nothing to find: judge causes.
     if (LooksSynchronous(workers, s, all.sync_ps)) {
-      DetectByCause(in, job, workers, all, out);
+      DetectByCause(in, job, workers, s, all, out);
     }
     // Too few local workers to compare, but a local PS serves more: compare
     // every worker by its exchange with that PS (cross-node stragglers).

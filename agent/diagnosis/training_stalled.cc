@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "diagnosis/detectors.h"
+#include "diagnosis/exchange_quiet.h"
 #include "diagnosis/stall_ranks.h"
 
 namespace trainscope::diagnosis {
@@ -261,6 +263,82 @@ Finding StallFinding(const StalledJob& job, const std::vector<RankView>& ranks,
   return Finding{Finding::Level::kEvent, std::move(d)};
 }
 
+// An asynchronous PS job goes on without its `quiet` workers when another
+// of its workers in the view exchanges, or when one of its PS exchanges a
+// step's worth with such workers in the evaluation window (`recent`; they
+// may be on other nodes). Returns what one going worker exchanges (bytes/s;
+// its fullest interval, or its share of a PS), empty when none goes on. A
+// PS busy with the coordinator alone is no evidence: at start-up a TF2
+// coordinator writes the initial variables to the PS while every worker
+// waits for its first step (a real job on a loaded machine: 20 s of it,
+// both workers quiet).
+std::optional<double> GoingWorkerRate(const StalledJob& job,
+                                      const std::vector<const PodStats*>& quiet,
+                                      const WindowStats& recent) {
+  auto is_quiet = [&](const std::string& key) {
+    return std::any_of(quiet.begin(), quiet.end(), [&](const PodStats* p) {
+      return PodKey(p->meta.namespace_name, p->meta.pod) == key;
+    });
+  };
+  std::vector<double> going;
+  for (const PodStats* p : job.steppers)
+    if (std::find(quiet.begin(), quiet.end(), p) == quiet.end())
+      going.push_back(p->quiet->reference_bytes_per_second);
+  if (!going.empty()) return Median(going);
+  std::optional<double> best;
+  for (const PodStats* member : job.members) {
+    if (member->meta.role != Role::kPs || !member->quiet) continue;
+    auto ps =
+        recent.pods.find(PodKey(member->meta.namespace_name, member->meta.pod));
+    if (ps == recent.pods.end()) continue;
+    double with_workers = 0;
+    int workers = 0;
+    for (const auto& [peer, rate] : ps->second.peer_rates) {
+      if (!RunsTrainingSteps(PeerRole(recent, peer)) || is_quiet(peer) ||
+          OfAnotherJob(recent, peer, member->meta.training_job))
+        continue;
+      with_workers += rate.receive_bytes + rate.transmit_bytes;
+      ++workers;
+    }
+    const double line =
+        std::max(kQuietFloorBytesPerSecond,
+                 kQuietFraction * member->quiet->reference_bytes_per_second);
+    if (with_workers >= line)
+      best = std::max(best.value_or(0), with_workers / workers);
+  }
+  return best;
+}
+
+// Bytes a worker exchanged with its job's PS in the range before its quiet
+// tail.
+double PsBytesBeforeTail(const PodStats& worker, const WindowStats& stats) {
+  auto with_ps = [&](const std::map<std::string, PeerCounters>& rates) {
+    double sum = 0;
+    for (const auto& [peer, rate] : rates)
+      if (PeerRole(stats, peer) == Role::kPs &&
+          !OfAnotherJob(stats, peer, worker.meta.training_job))
+        sum += rate.receive_bytes + rate.transmit_bytes;
+    return sum;
+  };
+  return with_ps(worker.peer_rates) * worker.span_seconds -
+         with_ps(worker.quiet->peer_rates) * worker.quiet->seconds;
+}
+
+// A worker of a PS job showed no step in the range when it exchanged
+// (nearly) nothing with the PS before its tail, or when its fullest
+// interval stayed under the quiet line of what a going worker exchanges:
+// its tail is anchored by the coordinator handing it the step function,
+// and it is still starting (a TF2 worker tracing its first closure on a
+// loaded node while the other worker stepped). A tail longer than the
+// range was anchored by the node view's memory of steps before it.
+bool NeverStepped(const PodStats& worker, const WindowStats& stats,
+                  double going_rate) {
+  if (worker.quiet->seconds > worker.span_seconds) return false;
+  return PsBytesBeforeTail(worker, stats) <
+             kQuietFloorBytesPerSecond * worker.span_seconds ||
+         worker.quiet->reference_bytes_per_second < kQuietFraction * going_rate;
+}
+
 // Only a rank that went quiet in the evaluation window can have stalled:
 // the longer history (computed on first use; the cluster view evaluates 40
 // windows per report) is read only then.
@@ -313,7 +391,10 @@ void DetectTrainingStalled(const DetectorInput& in, const StallSettings& s,
       continue;
     }
     if (!job.has_ps) continue;  // ranks of a ring stop together
+    const auto going_rate = GoingWorkerRate(job, quiet, in.recent);
+    if (!going_rate) continue;
     for (const PodStats* p : quiet) {
+      if (NeverStepped(*p, stats, *going_rate)) continue;
       auto own = std::find_if(ranks.begin(), ranks.end(),
                               [p](const RankView& r) { return r.pod == p; });
       if (own == ranks.end()) continue;

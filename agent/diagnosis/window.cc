@@ -245,6 +245,21 @@ PodStats StatsOfPod(const PodTimeline& timeline, Points pts,
 
 }  // namespace
 
+Role PeerRole(const WindowStats& stats, const std::string& key) {
+  if (auto it = stats.pods.find(key); it != stats.pods.end())
+    return it->second.meta.role;
+  if (auto it = stats.peer_roles.find(key); it != stats.peer_roles.end())
+    return it->second;
+  return Role::kUnknown;
+}
+
+bool OfAnotherJob(const WindowStats& stats, const std::string& key,
+                  const std::string& job) {
+  auto it = stats.pods.find(key);
+  return it != stats.pods.end() && !it->second.meta.training_job.empty() &&
+         it->second.meta.training_job != job;
+}
+
 WindowStats ComputeStats(const Window& window, TimeRange range) {
   WindowStats stats;
   stats.peer_roles = window.peer_roles;

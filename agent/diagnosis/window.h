@@ -264,6 +264,13 @@ struct WindowStats {
   JobRoster job_ps;
 };
 
+// A pod's or peer's role ("namespace/pod"): the pod list's, else the peer
+// table's; kUnknown when neither knows it.
+Role PeerRole(const WindowStats& stats, const std::string& key);
+// A peer of another job known locally is not a rank of `job`.
+bool OfAnotherJob(const WindowStats& stats, const std::string& key,
+                  const std::string& job);
+
 // Per-second increase of a counter over the points: the sum of increases
 // between consecutive usable points divided by the time they cover. An
 // interval where the counter went down or the instance changed (reset,

@@ -30,6 +30,9 @@ struct Behaviour {
   double write_bytes_per_second = 0;
   bool keeps_exchanging = false;  // an async PS worker that goes on
   double stop_s = -1;             // its own stop (-1: the job's)
+  // A worker still starting: it connected (2 kB/s in its first interval)
+  // and never exchanged a step since.
+  bool only_connected = false;
 };
 
 struct Rank {
@@ -65,9 +68,10 @@ Window JobWindow(const std::vector<Rank>& ranks, double stop_s,
     for (int i = 0; i < kPoints; ++i) {
       const double time = i * kDt;
       if (i > 0) {
-        const bool going = time <= stop;
+        const bool going = time <= stop && !r.after.only_connected;
         cpu += kDt * (going ? 1.0 : r.after.cpu_cores);
         bytes += going ? kDt * 1e6 : 0;
+        if (r.after.only_connected && i == 1) bytes += kDt * 2e3;
         if (!going && !r.after.sends_to.empty()) sent += kDt * 300;
         if (!going) written += kDt * r.after.write_bytes_per_second;
       }
@@ -78,7 +82,7 @@ Window JobWindow(const std::vector<Rank>& ranks, double stop_s,
       p.io_write_bytes = written;
       SetState(p, time <= stop ? 'R' : r.after.state,
                time > stop && r.after.no_process);
-      if (time <= stop) p.steps_per_second = 4;
+      if (time <= stop && !r.after.only_connected) p.steps_per_second = 4;
       for (const std::string& peer : r.peers) {
         PeerCounters& c = p.peers[Key(peer)];
         c.receive_bytes = bytes;
@@ -109,6 +113,40 @@ std::vector<Rank> PsJob(const std::map<std::string, Behaviour>& faults) {
   for (Rank& r : ranks)
     if (auto f = faults.find(r.name); f != faults.end()) r.after = f->second;
   return ranks;
+}
+
+// A TF2 coordinator writing the initial variables to the PS while both
+// workers wait for their first closures.
+std::vector<Rank> CoordinatorBusyWithThePs() {
+  return {{"ps-0", Role::kPs, {"chief-0"}, {.keeps_exchanging = true}},
+          {"chief-0", Role::kChief, {"ps-0"}, {.keeps_exchanging = true}},
+          {"worker-0", Role::kWorker, {"ps-0"}},
+          {"worker-1", Role::kWorker, {"ps-0"}}};
+}
+
+// A node view holding one worker and a PS that goes on serving the job's
+// other workers, which run on other nodes.
+std::vector<Rank> LoneWorkerBesideAServingPs() {
+  return {
+      {"ps-0",
+       Role::kPs,
+       {"worker-0", "worker-1", "worker-2"},
+       {.keeps_exchanging = true}},
+      {"worker-1", Role::kWorker, {"ps-0"}, {.cpu_cores = 1, .state = 'R'}}};
+}
+
+// A TF2 worker that got the step function from the coordinator and traces
+// it while the other workers step: it never exchanged with the PS.
+std::vector<Rank> WorkerTracingItsFirstStep() {
+  return {
+      {"ps-0", Role::kPs, {"worker-0", "worker-2"}, {.keeps_exchanging = true}},
+      {"worker-0", Role::kWorker, {"ps-0"}, {.keeps_exchanging = true}},
+      {"worker-2", Role::kWorker, {"ps-0"}, {.keeps_exchanging = true}},
+      {"chief-0", Role::kChief, {"worker-1"}, {.keeps_exchanging = true}},
+      {"worker-1",
+       Role::kWorker,
+       {"chief-0"},
+       {.cpu_cores = 1, .state = 'R', .stop_s = 10}}};
 }
 
 struct StallCase {
@@ -186,6 +224,19 @@ INSTANTIATE_TEST_SUITE_P(
                          {"worker-2", {.keeps_exchanging = true}},
                          {"ps-0", {.keeps_exchanging = true}}}),
                   20, Severity::kWarning, "worker-1", "computing"},
+        StallCase{"coordinator_busy_with_the_ps_is_no_worker_stall",
+                  CoordinatorBusyWithThePs(), 20, std::nullopt, "", ""},
+        StallCase{"lone_worker_beside_a_ps_serving_the_others",
+                  LoneWorkerBesideAServingPs(), 20, Severity::kWarning,
+                  "worker-1", "computing"},
+        StallCase{"worker_still_starting_while_the_others_step",
+                  PsJob({{"worker-0", {.keeps_exchanging = true}},
+                         {"worker-1", {.only_connected = true}},
+                         {"worker-2", {.keeps_exchanging = true}},
+                         {"ps-0", {.keeps_exchanging = true}}}),
+                  20, std::nullopt, "", ""},
+        StallCase{"worker_tracing_its_first_step", WorkerTracingItsFirstStep(),
+                  20, std::nullopt, "", ""},
         StallCase{"ps_stopped_stalls_the_job",
                   PsJob({{"ps-0", {.state = 'T'}}}), 20, Severity::kCritical,
                   "ps-0", "stopped"}),
@@ -261,6 +312,62 @@ TEST(ExchangeMemory, AnchorsAStallOlderThanTheHistory) {
   ASSERT_NE(stall, remembered.findings.end());
   EXPECT_EQ(stall->diagnosis.pod, "rank-1");
   EXPECT_DOUBLE_EQ(stall->diagnosis.evidence.at("stalled_seconds"), 20);
+}
+
+// A rank at its CPU limit while its peers use 0.3 core: a straggler by
+// cause, unless a rank of its job stopped (`stopped`, at 34 s of 40: its
+// exchange over the window is still like the others').
+Window BusyRankBeside(std::vector<Rank> ranks, const std::string& busy,
+                      const std::string& stopped) {
+  for (Rank& r : ranks) {
+    r.after.keeps_exchanging = r.name != stopped;
+    if (r.name == stopped) r.after.stop_s = 34;
+  }
+  Window w = JobWindow(ranks, 100);
+  for (auto& [key, t] : w.pods) {
+    t.meta.spec_cpu_limit_cores = 1.0;
+    if (key == Key(busy) || t.meta.role == Role::kPs) continue;
+    for (PodPoint& p : t.points) *p.cpu_usage_seconds *= 0.3;
+  }
+  return w;
+}
+
+// Around a stop the ranks' figures compare nothing: a ring's ranks wait on
+// the stopped one, and the stopped worker itself spins or blocks.
+TEST(TrainingStalled, NoStragglerByCauseAroundAStop) {
+  DiagnosisSettings s;
+  s.window_samples = kPoints;  // the window is the recent one: 2 s apart
+  auto findings = [&](std::string_view kind, std::vector<Rank> ranks,
+                      const std::string& busy, const std::string& stopped) {
+    return FindingsOf(kind, BusyRankBeside(std::move(ranks), busy, stopped), s);
+  };
+  EXPECT_EQ(findings(kAllreduceStraggler, Ring({}), "rank-0", "").size(), 1u);
+  EXPECT_TRUE(
+      findings(kAllreduceStraggler, Ring({}), "rank-0", "rank-1").empty());
+  EXPECT_EQ(findings(kStragglerWorker, PsJob({}), "worker-1", "").size(), 1u);
+  EXPECT_TRUE(
+      findings(kStragglerWorker, PsJob({}), "worker-1", "worker-1").empty());
+}
+
+// An asynchronous worker quiet for longer than the history showed its steps
+// before it: it is stalled, not still starting.
+TEST(ExchangeMemory, AnchorsAnAsyncWorkerStalledLongerThanTheHistory) {
+  const Window full =
+      JobWindow(PsJob({{"worker-0", {.keeps_exchanging = true}},
+                       {"worker-1", {.cpu_cores = 1, .state = 'R'}},
+                       {"worker-2", {.keeps_exchanging = true}},
+                       {"ps-0", {.keeps_exchanging = true}}}),
+                20);
+  ExchangeMemory memory;
+  memory.Observe(full);
+  const Window recent = Tail(full, 6);
+  const auto remembered = Evaluate(recent, DiagnosisSettings{}, &memory);
+  auto stall = std::find_if(
+      remembered.findings.begin(), remembered.findings.end(),
+      [](const Finding& f) { return f.diagnosis.kind == kTrainingStalled; });
+  ASSERT_NE(stall, remembered.findings.end());
+  EXPECT_EQ(stall->diagnosis.pod, "worker-1");
+  EXPECT_EQ(stall->diagnosis.severity, Severity::kWarning);
 }
 
 // A pod with no processes, a restart mid-tail (a new instance) and a peer
