@@ -113,7 +113,30 @@ void RunObserver::Poll(double elapsed, bool final_poll) {
               got ? "report received" : "no report yet",
               cluster_ ? views_.DetectedCount() : tracker_.DetectedCount(),
               scenario_.expect.size(), status.c_str());
+  std::printf("%s", announcements_.c_str());
+  announcements_.clear();
   std::fflush(stdout);
+}
+
+void RunObserver::AnnounceNew(const std::string& view,
+                              const nlohmann::json& report) {
+  if (!report.contains("diagnoses") || !report["diagnoses"].is_array()) return;
+  for (const auto& d : report["diagnoses"]) {
+    if (!d.is_object()) continue;
+    auto text = [&](const char* key) {
+      auto it = d.find(key);
+      return it != d.end() && it->is_string() ? it->get<std::string>() : "";
+    };
+    const std::string severity = text("severity");
+    if (severity != "warning" && severity != "critical") continue;
+    const std::string who =
+        text("pod").empty() ? "@" + text("node") + " " + text("training_job")
+                            : text("pod");
+    const std::string kind = text("kind");
+    if (!announced_.insert(view + " " + kind + " " + who).second) continue;
+    announcements_ += "        new in " + view + ": " + severity + " " + kind +
+                      " " + who + ": " + text("summary") + "\n";
+  }
 }
 
 void RunObserver::PollAgents(double elapsed, bool final_poll,
@@ -129,6 +152,7 @@ void RunObserver::PollAgents(double elapsed, bool final_poll,
       views_.Observe(a.node, *report, elapsed);
     else
       tracker_.Observe(*report, elapsed);
+    AnnounceNew(cluster_ ? a.node : "agent", *report);
     // One line per poll: in a cluster, each node's active diagnoses.
     const std::string active = ActiveDiagnoses(*report);
     *status += cluster_ && !active.empty() ? " | " + a.node + active : active;
@@ -144,6 +168,7 @@ void RunObserver::PollClusterView(double elapsed, bool final_poll,
   if (report) {
     views_.Observe(ClusterVerify::kClusterView, *report, elapsed);
     diagnoses_.Observe(*report, elapsed);
+    AnnounceNew("cluster", *report);
     *status += " | cluster" + ActiveDiagnoses(*report);
     if (final_poll) PrintReport(*report);
   } else {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ class RunObserver {
   void PollAgents(double elapsed, bool final_poll, std::string* status,
                   size_t* got);
   void PollClusterView(double elapsed, bool final_poll, std::string* status);
+  // Each warning or critical diagnosis a view shows for the first time,
+  // with its summary, printed under the progress line: an unexpected one
+  // in a failed run then says what it measured.
+  void AnnounceNew(const std::string& view, const nlohmann::json& report);
 
   const Scenario& scenario_;
   const SimNode& node_;
@@ -54,6 +59,8 @@ class RunObserver {
   ClusterVerify views_;
   StepRateTracker rates_;
   DiagnosisLog diagnoses_;
+  std::set<std::string> announced_;  // view, kind, pod or node
+  std::string announcements_;        // lines for the next progress line
   int polls_ = 0;
 };
 
