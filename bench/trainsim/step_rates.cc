@@ -352,7 +352,11 @@ std::vector<StepRateTracker::JobFigures> StepRateTracker::Jobs() const {
           v.push_back(r);
       f.agent_last_minute = Median(v);
     }
-    f.check.checked = enabled() && count.by_coordinator;
+    // Not a job its faults halt (checked_jobs_): its steps stop for part
+    // of the minute while the agent's rate still holds the steps before.
+    f.check.checked = std::find(checked_jobs_.begin(), checked_jobs_.end(),
+                                count.namespace_name + "/" + count.job) !=
+                      checked_jobs_.end();
     f.check.true_rate = f.last_minute;
     Compare(a == agent_jobs_.end() ? nullptr : &a->second, f.check);
     out.push_back(f);

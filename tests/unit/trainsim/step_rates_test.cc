@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -338,6 +339,33 @@ TEST(StepRatesTest, AHaltedJobIsCountedNotChecked) {
     StepRateTracker tr(Jobs(std::string(R"(, "faults": [)") + fault + "]"));
     EXPECT_EQ(tr.checked(), std::vector<std::string>{"slow-worker-0"}) << fault;
   }
+}
+
+// A TF2 job whose PS stops: the coordinator's count stops for the rest of
+// the run while the agent's rate over its window still holds the steps
+// before; the job is counted, not checked (a CI run failed it: truth 0,
+// agent 10 steps/s).
+TEST(StepRatesTest, AHaltedCoordinatorJobIsCountedNotChecked) {
+  Scenario s = ParseScenarioText(R"({"name": "s", "duration_s": 90,
+    "jobs": [{"namespace": "training", "name": "tf2", "ps": 1, "workers": 2,
+              "chief": 1, "program": {"argv": ["/bin/true"]}}],
+    "faults": [{"kind": "hang", "mode": "sigstop", "pod": "tf2-ps-0",
+                "start_s": 40}]})");
+  StepRateTracker tr(s);
+  EXPECT_TRUE(tr.checked_jobs().empty());
+  for (double t = 2; t <= 90; t += 2) {
+    tr.ObserveTruth("tf2-chief-0", t,
+                    static_cast<uint64_t>(std::min(t, 40.0) * 10),
+                    std::min(t, 40.0));
+    tr.ObserveAgent(json::parse(R"({"jobs": [{"namespace": "training",
+        "training_job": "tf2", "steps_per_second": 10,
+        "worker_steps_per_second": {}}]})"),
+                    t);
+  }
+  const auto jobs = tr.Jobs();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_FALSE(jobs.front().check.checked);
+  EXPECT_TRUE(tr.Passed());
 }
 
 // A worker that made no steps has no period: no estimate is right, and an
