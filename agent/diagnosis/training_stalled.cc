@@ -270,8 +270,8 @@ Finding StallFinding(const StalledJob& job, const std::vector<RankView>& ranks,
 // its fullest interval, or its share of a PS), empty when none goes on. A
 // PS busy with the coordinator alone is no evidence: at start-up a TF2
 // coordinator writes the initial variables to the PS while every worker
-// waits for its first step (a real job on a loaded machine: 20 s of it,
-// both workers quiet).
+// waits for its first step (a real job on a loaded CI machine: both
+// workers quiet past the 10 s stall line).
 std::optional<double> GoingWorkerRate(const StalledJob& job,
                                       const std::vector<const PodStats*>& quiet,
                                       const WindowStats& recent) {

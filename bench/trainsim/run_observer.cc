@@ -26,21 +26,37 @@ std::optional<nlohmann::json> FetchReport(int port) {
   return j;
 }
 
-// "; active: kind/pod, ..." for the warning and critical diagnoses.
-std::string ActiveDiagnoses(const nlohmann::json& report) {
-  std::string out;
+// A diagnosis' string field, "" when absent or not a string.
+std::string Text(const nlohmann::json& d, const char* key) {
+  auto it = d.find(key);
+  return it != d.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// The warning and critical diagnoses of a report (a finding, not info).
+std::vector<const nlohmann::json*> Findings(const nlohmann::json& report) {
+  std::vector<const nlohmann::json*> out;
   if (!report.contains("diagnoses") || !report["diagnoses"].is_array())
     return out;
   for (const auto& d : report["diagnoses"]) {
     if (!d.is_object()) continue;
-    const std::string severity = d.value("severity", "");
-    if (severity != "warning" && severity != "critical") continue;
-    const std::string pod = d.value("pod", "");
-    // A node-level diagnosis has no pod: show its node.
-    out +=
-        (out.empty() ? "; active: " : ", ") + d.value("kind", "") + "/" +
-        (pod.empty() && d.contains("node") ? "@" + d.value("node", "") : pod);
+    const std::string severity = Text(d, "severity");
+    if (severity == "warning" || severity == "critical") out.push_back(&d);
   }
+  return out;
+}
+
+// "kind/pod"; a node-level diagnosis has no pod: "kind/@node".
+std::string Label(const nlohmann::json& d) {
+  const std::string pod = Text(d, "pod");
+  return Text(d, "kind") + "/" +
+         (pod.empty() && d.contains("node") ? "@" + Text(d, "node") : pod);
+}
+
+// "; active: kind/pod, ..." for the warning and critical diagnoses.
+std::string ActiveDiagnoses(const nlohmann::json& report) {
+  std::string out;
+  for (const nlohmann::json* d : Findings(report))
+    out += (out.empty() ? "; active: " : ", ") + Label(*d);
   return out;
 }
 
@@ -120,22 +136,14 @@ void RunObserver::Poll(double elapsed, bool final_poll) {
 
 void RunObserver::AnnounceNew(const std::string& view,
                               const nlohmann::json& report) {
-  if (!report.contains("diagnoses") || !report["diagnoses"].is_array()) return;
-  for (const auto& d : report["diagnoses"]) {
-    if (!d.is_object()) continue;
-    auto text = [&](const char* key) {
-      auto it = d.find(key);
-      return it != d.end() && it->is_string() ? it->get<std::string>() : "";
-    };
-    const std::string severity = text("severity");
-    if (severity != "warning" && severity != "critical") continue;
-    const std::string who =
-        text("pod").empty() ? "@" + text("node") + " " + text("training_job")
-                            : text("pod");
-    const std::string kind = text("kind");
-    if (!announced_.insert(view + " " + kind + " " + who).second) continue;
-    announcements_ += "        new in " + view + ": " + severity + " " + kind +
-                      " " + who + ": " + text("summary") + "\n";
+  for (const nlohmann::json* d : Findings(report)) {
+    // A job-level diagnosis names neither pod nor node: add its job.
+    const std::string label =
+        Label(*d) +
+        (Text(*d, "pod").empty() ? " " + Text(*d, "training_job") : "");
+    if (!announced_.insert(view + " " + label).second) continue;
+    announcements_ += "        new in " + view + ": " + Text(*d, "severity") +
+                      " " + label + ": " + Text(*d, "summary") + "\n";
   }
 }
 

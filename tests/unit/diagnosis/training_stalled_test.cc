@@ -289,6 +289,14 @@ TEST(ExchangeQuiet, EmptyWithoutAnExchangeOrPoints) {
   EXPECT_DOUBLE_EQ(q->since_t, 0);
 }
 
+// The first training_stalled among `findings`, null when none.
+const Finding* FirstStall(const std::vector<Finding>& findings) {
+  auto it = std::find_if(
+      findings.begin(), findings.end(),
+      [](const Finding& f) { return f.diagnosis.kind == kTrainingStalled; });
+  return it == findings.end() ? nullptr : &*it;
+}
+
 // A job quiet for longer than the node view's history: the history alone
 // shows no exchange, the memory knows when the last one was.
 TEST(ExchangeMemory, AnchorsAStallOlderThanTheHistory) {
@@ -300,16 +308,12 @@ TEST(ExchangeMemory, AnchorsAStallOlderThanTheHistory) {
   const Window recent = Tail(full, 6);  // 30 s to 40 s: all quiet
 
   const auto forgotten = Evaluate(recent, DiagnosisSettings{});
-  EXPECT_TRUE(std::none_of(
-      forgotten.findings.begin(), forgotten.findings.end(),
-      [](const Finding& f) { return f.diagnosis.kind == kTrainingStalled; }));
+  EXPECT_EQ(FirstStall(forgotten.findings), nullptr);
 
   memory.Observe(recent);
   const auto remembered = Evaluate(recent, DiagnosisSettings{}, &memory);
-  auto stall = std::find_if(
-      remembered.findings.begin(), remembered.findings.end(),
-      [](const Finding& f) { return f.diagnosis.kind == kTrainingStalled; });
-  ASSERT_NE(stall, remembered.findings.end());
+  const Finding* stall = FirstStall(remembered.findings);
+  ASSERT_NE(stall, nullptr);
   EXPECT_EQ(stall->diagnosis.pod, "rank-1");
   EXPECT_DOUBLE_EQ(stall->diagnosis.evidence.at("stalled_seconds"), 20);
 }
@@ -362,10 +366,8 @@ TEST(ExchangeMemory, AnchorsAnAsyncWorkerStalledLongerThanTheHistory) {
   memory.Observe(full);
   const Window recent = Tail(full, 6);
   const auto remembered = Evaluate(recent, DiagnosisSettings{}, &memory);
-  auto stall = std::find_if(
-      remembered.findings.begin(), remembered.findings.end(),
-      [](const Finding& f) { return f.diagnosis.kind == kTrainingStalled; });
-  ASSERT_NE(stall, remembered.findings.end());
+  const Finding* stall = FirstStall(remembered.findings);
+  ASSERT_NE(stall, nullptr);
   EXPECT_EQ(stall->diagnosis.pod, "worker-1");
   EXPECT_EQ(stall->diagnosis.severity, Severity::kWarning);
 }
